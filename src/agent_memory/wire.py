@@ -1,0 +1,204 @@
+"""Scalar rules of the fg-agent-memory 0.1 wire format: timestamps, confidence, JSON values.
+
+Canonical JSON itself comes from ``fg_agent_id.canonical_json`` (origin-notes §1.1); this
+module adds what the records need around it, each failure as a :class:`RecordError` that
+names the field:
+
+- timestamps are UTC, rendered ``YYYY-MM-DDTHH:MM:SS.mmmZ`` with milliseconds truncated;
+- confidence is a string of exactly ``d.dddd`` in [0, 1] (DESIGN.md §9, strict);
+- a JSON value on the wire holds no float, no NaN and no lone surrogate anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from fg_agent_id import canonical_json as _fg_canonical_json
+from fg_agent_id.serde import canonical_timestamp as _fg_canonical_timestamp
+
+from agent_memory.errors import RecordError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "canonical_json",
+    "check_json_value",
+    "confidence_from_wire",
+    "confidence_to_wire",
+    "format_timestamp",
+    "loads_json",
+    "parse_timestamp",
+    "utc_now",
+]
+
+FORMAT_VERSION = "fg-agent-memory/0.1"
+
+_CANONICAL_TS = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+_CONFIDENCE = re.compile(r"\A[01]\.\d{4}\Z")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Return the canonical bytes of a JSON value (fg-agent-id's scheme, origin-notes §1.1).
+
+    Sorted keys, no whitespace, raw UTF-8, the whole text NFC-normalised; floats refused.
+
+    Raises:
+        RecordError: The value holds a float, NaN, a lone surrogate or a non-JSON type.
+    """
+    check_json_value(value, "value")
+    try:
+        return _fg_canonical_json(value)
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise RecordError(f"not canonical JSON: {exc}") from exc
+
+
+def utc_now() -> datetime:
+    """Return the current time in UTC, truncated to milliseconds like every wire timestamp."""
+    return truncate_ms(datetime.now(UTC))
+
+
+def truncate_ms(value: datetime) -> datetime:
+    """Return an aware datetime in UTC with microseconds truncated to whole milliseconds."""
+    value = value.astimezone(UTC)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def format_timestamp(value: datetime) -> str:
+    """Render an aware datetime as the canonical wire string ``2026-01-01T00:00:00.000Z``."""
+    return str(_fg_canonical_timestamp(value))
+
+
+def parse_timestamp(value: Any, field: str, *, strict: bool = False) -> datetime:
+    """Parse a wire timestamp into an aware UTC datetime truncated to milliseconds.
+
+    Args:
+        value: An aware ``datetime`` or an ISO-8601 string with an offset (``Z`` allowed).
+        field: The wire field, named in errors.
+        strict: Require the exact canonical spelling (used for the extension fields of
+            DESIGN.md §9, which only this project writes).
+
+    Raises:
+        RecordError: Not a string or datetime, naive, not ISO-8601, or (strict) not canonical.
+    """
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise RecordError("naive datetime: a time zone is required", field=field)
+        return truncate_ms(value)
+    if not isinstance(value, str):
+        raise RecordError(f"must be a timestamp string, got {type(value).__name__}", field=field)
+    if strict and not _CANONICAL_TS.match(value):
+        raise RecordError(
+            f"must be a canonical UTC timestamp like 2026-01-01T00:00:00.000Z, got {value!r}", field=field
+        )
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise RecordError(f"not an ISO-8601 timestamp: {value!r}", field=field) from None
+    if parsed.tzinfo is None:
+        raise RecordError(f"naive timestamp {value!r}: a time zone offset or Z is required", field=field)
+    return truncate_ms(parsed)
+
+
+def confidence_to_wire(value: float) -> str:
+    """Render a confidence in [0, 1] as the 4-decimal wire string (``0.9`` → ``"0.9000"``).
+
+    Raises:
+        RecordError: Not a real number (bools refused), NaN, or outside [0, 1].
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RecordError(f"must be a number in [0, 1], got {type(value).__name__}", field="confidence")
+    if not 0.0 <= float(value) <= 1.0:
+        raise RecordError(f"must be in [0, 1], got {value!r}", field="confidence")
+    return format(float(value), ".4f")
+
+
+def confidence_from_wire(value: Any) -> float:
+    """Parse the wire confidence strictly: a string of exactly ``d.dddd`` in [0, 1].
+
+    The origin's reader also takes numbers and short strings, but re-emitting those would
+    change the signed bytes, so this project refuses them (DESIGN.md §9).
+
+    Raises:
+        RecordError: Anything but a ``d.dddd`` string in [0, 1].
+    """
+    if not isinstance(value, str):
+        raise RecordError(
+            f'must be a 4-decimal string like "0.9000", got {type(value).__name__} {value!r}',
+            field="confidence",
+        )
+    if not _CONFIDENCE.match(value) or float(value) > 1.0:
+        raise RecordError(f'must be a 4-decimal string in [0, 1] like "0.9000", got {value!r}', field="confidence")
+    return float(value)
+
+
+def check_json_value(value: Any, field: str) -> None:
+    """Check that a value is plain float-free JSON with encodable strings.
+
+    Args:
+        value: The value to check (dicts need string keys).
+        field: Its wire field; nested positions are appended (``slots.weight``, ``tags[2]``).
+
+    Raises:
+        RecordError: Naming the innermost offending position.
+    """
+    if value is None or isinstance(value, bool | int):
+        return
+    if isinstance(value, float):
+        raise RecordError(
+            "floats are not allowed on the wire: use an integer or a string", field=field
+        )
+    if isinstance(value, str):
+        _check_text(value, field)
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            check_json_value(item, f"{field}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise RecordError(f"object keys must be strings, got {type(key).__name__}", field=field)
+            _check_text(key, field)
+            check_json_value(item, f"{field}.{key}")
+        return
+    raise RecordError(f"not a JSON value: {type(value).__name__}", field=field)
+
+
+def _check_text(value: str, field: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError("contains a lone surrogate, which UTF-8 cannot encode", field=field) from None
+
+
+def loads_json(data: bytes | str, *, path: str | None = None) -> Any:
+    """Parse JSON text strictly: UTF-8, no duplicate keys, no NaN or Infinity.
+
+    Floats still parse (as ``float``) so that the record checks can name the field.
+
+    Raises:
+        RecordError: Not UTF-8, not JSON, a duplicate key or a non-finite number; with ``path``.
+    """
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordError(f"not UTF-8 (byte {exc.start})", path=path) from None
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, item in pairs:
+            if key in result:
+                raise RecordError(f"duplicate JSON key {key!r}", path=path)
+            result[key] = item
+        return result
+
+    def no_constant(name: str) -> Any:
+        raise RecordError(f"{name} is not allowed in JSON", path=path)
+
+    try:
+        return json.loads(data, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path=path) from None
