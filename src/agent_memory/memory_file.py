@@ -134,7 +134,9 @@ class MemoryFile:
     def sign(self, keys: KeyPair) -> MemoryFile:
         """Return this file with ``agent`` set to the key's address and signed by it."""
         unsigned = dataclasses.replace(self, agent=address_of(keys), signature="")
-        return dataclasses.replace(unsigned, signature=sign_payload(keys, CONTEXT_MEMORY_FILE, unsigned._payload()))
+        return dataclasses.replace(
+            unsigned, signature=sign_payload(keys, CONTEXT_MEMORY_FILE, unsigned._payload())
+        )
 
     def verify(self, *, path: str | None = None) -> None:
         """Verify the file signature by ``agent`` and every record that names a signer.

@@ -149,7 +149,9 @@ class Provenance:
         for name in ("ref", "agent"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
-                raise RecordError(f"must be a string or null, got {type(value).__name__}", field=f"provenance.{name}")
+                raise RecordError(
+                    f"must be a string or null, got {type(value).__name__}", field=f"provenance.{name}"
+                )
 
     def to_wire(self) -> dict[str, Any]:
         """Return the wire object with all three keys."""
@@ -208,14 +210,38 @@ class Transition:
 
 # Emission order of the origin's model_dump; the optional tail follows only when set.
 WIRE_FIELDS: tuple[str, ...] = (
-    "id", "type", "body", "slots", "state", "confidence", "created_at", "updated_at",
-    "provenance", "evidence", "supersedes", "superseded_by", "transition", "state_reason",
-    "tags", "flagged", "flag_reason", "signed_by", "signature",
+    "id",
+    "type",
+    "body",
+    "slots",
+    "state",
+    "confidence",
+    "created_at",
+    "updated_at",
+    "provenance",
+    "evidence",
+    "supersedes",
+    "superseded_by",
+    "transition",
+    "state_reason",
+    "tags",
+    "flagged",
+    "flag_reason",
+    "signed_by",
+    "signature",
 )
 _OPTIONAL_FIELDS: tuple[str, ...] = ("occurred_at", "redacted", "redaction_reason", "birth_digest")
 # DESIGN.md §9, emitted in this (sorted) order after the optional tail.
 EXTENSION_FIELDS: tuple[str, ...] = (
-    "epistemic_status", "kind", "namespace", "scope", "sources", "subject", "taint", "valid_from", "valid_to",
+    "epistemic_status",
+    "kind",
+    "namespace",
+    "scope",
+    "sources",
+    "subject",
+    "taint",
+    "valid_from",
+    "valid_to",
 )
 _KNOWN_FIELDS = frozenset(WIRE_FIELDS) | frozenset(_OPTIONAL_FIELDS) | frozenset(EXTENSION_FIELDS)
 
@@ -288,8 +314,13 @@ class MemoryRecord:
         object.__setattr__(self, name, value)
 
     def _normalise(self) -> None:
-        for name, enum in (("type", RecordType), ("state", State), ("kind", Kind), ("scope", Scope),
-                           ("epistemic_status", EpistemicStatus)):
+        for name, enum in (
+            ("type", RecordType),
+            ("state", State),
+            ("kind", Kind),
+            ("scope", Scope),
+            ("epistemic_status", EpistemicStatus),
+        ):
             value = getattr(self, name)
             if value is None and name in ("kind", "scope", "epistemic_status"):
                 continue
@@ -330,8 +361,17 @@ class MemoryRecord:
 
     def _check_invariants(self) -> None:
         _require_str(self.body, "body")
-        for name in ("supersedes", "superseded_by", "state_reason", "flag_reason", "signed_by",
-                     "redaction_reason", "birth_digest", "subject", "namespace"):
+        for name in (
+            "supersedes",
+            "superseded_by",
+            "state_reason",
+            "flag_reason",
+            "signed_by",
+            "redaction_reason",
+            "birth_digest",
+            "subject",
+            "namespace",
+        ):
             _require_optional_str(getattr(self, name), name)
         _require_str(self.signature, "signature")
         if not isinstance(self.provenance, Provenance):
@@ -350,8 +390,9 @@ class MemoryRecord:
         if self.type is RecordType.RULE and not self.evidence:
             raise RecordError("a rule needs at least one evidence record id", field="evidence")
         if (self.state is State.TRANSITIONAL) != (self.transition is not None):
-            raise RecordError("a transition block is present exactly when the state is transitional",
-                              field="transition")
+            raise RecordError(
+                "a transition block is present exactly when the state is transitional", field="transition"
+            )
         if self.state is State.SUPERSEDED and not self.superseded_by:
             raise RecordError("a superseded record must name its successor", field="superseded_by")
         if self.superseded_by is not None and self.state not in (State.SUPERSEDED, State.ARCHIVED):
@@ -376,8 +417,11 @@ class MemoryRecord:
             raise RecordError("a state record needs a subject", field="subject")
         if self.subject is not None and self.kind is not Kind.STATE:
             raise RecordError("only a record of kind 'state' has a subject", field="subject")
-        if self.namespace is not None and (not self.namespace or self.namespace != self.namespace.strip()
-                                           or any(ord(c) < 32 for c in self.namespace)):
+        if self.namespace is not None and (
+            not self.namespace
+            or self.namespace != self.namespace.strip()
+            or any(ord(c) < 32 for c in self.namespace)
+        ):
             raise RecordError(f"not a usable namespace: {self.namespace!r}", field="namespace")
 
     def _check_tombstone(self) -> None:
@@ -396,7 +440,7 @@ class MemoryRecord:
     def create(
         cls,
         *,
-        type: RecordType | str,  # noqa: A002 - the wire name
+        type: RecordType | str,
         body: str,
         provenance: Provenance,
         created_at: datetime,
@@ -414,7 +458,9 @@ class MemoryRecord:
         record_type, implied_tags = parse_record_type(str(type))
         tags = tuple(fields.pop("tags", ()))
         tags += tuple(t for t in implied_tags if t not in tags)
-        return cls(type=record_type, body=body, provenance=provenance, created_at=created_at, tags=tags, **fields)
+        return cls(
+            type=record_type, body=body, provenance=provenance, created_at=created_at, tags=tags, **fields
+        )
 
     @classmethod
     def from_wire(cls, data: Any, *, path: str | None = None) -> MemoryRecord:
@@ -428,7 +474,9 @@ class MemoryRecord:
         try:
             return cls(**_fields_from_wire(data))
         except RecordError as exc:
-            record_id = data.get("id") if isinstance(data, Mapping) and isinstance(data.get("id"), str) else None
+            record_id = (
+                data.get("id") if isinstance(data, Mapping) and isinstance(data.get("id"), str) else None
+            )
             raise exc.located(path=path, record_id=record_id) from None
 
     def to_wire(self) -> dict[str, Any]:
@@ -483,10 +531,19 @@ class MemoryRecord:
         if not reason:
             raise RecordError("erasure needs a reason", record_id=self.id, field="redaction_reason")
         return MemoryRecord(
-            id=self.id, type=self.type, body="[redacted]", state=State.ARCHIVED, confidence=0.0,
-            created_at=self.created_at, updated_at=now if now is not None else self.updated_at,
-            provenance=Provenance(kind="redaction"), evidence=self.evidence, supersedes=self.supersedes,
-            superseded_by=self.superseded_by, redacted=True, redaction_reason=reason,
+            id=self.id,
+            type=self.type,
+            body="[redacted]",
+            state=State.ARCHIVED,
+            confidence=0.0,
+            created_at=self.created_at,
+            updated_at=now if now is not None else self.updated_at,
+            provenance=Provenance(kind="redaction"),
+            evidence=self.evidence,
+            supersedes=self.supersedes,
+            superseded_by=self.superseded_by,
+            redacted=True,
+            redaction_reason=reason,
             birth_digest=self.birth_sha256(),
         )
 

@@ -64,7 +64,7 @@ def domain_tag(context: str) -> bytes:
 
 
 def signing_input(context: str, payload: Any) -> bytes:
-    """Return the exact bytes signed for ``payload`` under ``context`` (length-prefixed tag + canonical JSON)."""
+    """Return the bytes signed for ``payload`` under ``context``: length-prefixed tag + canonical JSON."""
     tag = domain_tag(context)
     return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)
 
@@ -79,7 +79,9 @@ def sign_payload(keys: KeyPair, context: str, payload: Any) -> str:
     return base64.b64encode(keys.sign(signing_input(context, payload))).decode("ascii")
 
 
-def verify_payload(address: str, context: str, payload: Any, signature: str, *, field: str = "signature") -> None:
+def verify_payload(
+    address: str, context: str, payload: Any, signature: str, *, field: str = "signature"
+) -> None:
     """Verify a base64 signature over ``payload`` by the key an address names.
 
     Raises:

@@ -129,7 +129,9 @@ def confidence_from_wire(value: Any) -> float:
             field="confidence",
         )
     if not _CONFIDENCE.match(value) or float(value) > 1.0:
-        raise RecordError(f'must be a 4-decimal string in [0, 1] like "0.9000", got {value!r}', field="confidence")
+        raise RecordError(
+            f'must be a 4-decimal string in [0, 1] like "0.9000", got {value!r}', field="confidence"
+        )
     return float(value)
 
 
@@ -146,9 +148,7 @@ def check_json_value(value: Any, field: str) -> None:
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
-        raise RecordError(
-            "floats are not allowed on the wire: use an integer or a string", field=field
-        )
+        raise RecordError("floats are not allowed on the wire: use an integer or a string", field=field)
     if isinstance(value, str):
         _check_text(value, field)
         return

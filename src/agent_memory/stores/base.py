@@ -1,0 +1,159 @@
+"""The `RecordStore` port: append-only versions of records, and the checks every adapter shares.
+
+Contract (seed 001 §stores, DESIGN.md §4):
+
+- ``put`` appends a version and never overwrites; ``get`` returns the latest version;
+  ``history`` returns every version oldest first; ``list`` returns the latest version of
+  each record, filtered, ordered by ``(created_at, id)`` so that every adapter and every
+  migration gives the same order.
+- A new version must be a legal successor of the previous one (:func:`check_next_version`):
+  same birth (the id guarantees it), the immutable extension fields unchanged, and any
+  state change one of the seven legal moves.
+- Erasure (every version replaced by the tombstone) is a method of each adapter, deliberately
+  not part of the port, so no generic caller (an operator, a job) can reach it.
+
+This module imports no adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.records import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
+
+__all__ = ["IMMUTABLE_FIELDS", "RecordStore", "check_next_version", "check_record_id", "filter_records"]
+
+# Fields that may never change after birth (besides the birth itself, which the id pins).
+IMMUTABLE_FIELDS: tuple[str, ...] = (
+    "occurred_at", "kind", "subject", "namespace", "scope", "valid_from", "taint", "sources",
+)  # fmt: skip
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Append-only storage of record versions (the port every store adapter implements)."""
+
+    def put(self, record: MemoryRecord) -> int:
+        """Append ``record`` as the next version of its id; return that version number (1-based).
+
+        Raises:
+            StoreError: The id is refused or the write failed; nothing is written.
+            RecordError: An immutable field differs from the previous version.
+            LifecycleError: The state change is not one of the seven legal moves.
+        """
+        ...
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version.
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: The stored version cannot be read (the path or row is named).
+        """
+        ...
+
+    def history(self, record_id: str) -> list[MemoryRecord]:
+        """Return every version, oldest first.
+
+        Raises:
+            RecordNotFound: No such record.
+        """
+        ...
+
+    def list(
+        self,
+        *,
+        state: State | None = None,
+        type: RecordType | None = None,
+        tag: str | None = None,
+        kind: Kind | None = None,
+        subject: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Return the latest version of every record matching all given filters, by ``(created_at, id)``.
+
+        ``kind`` and ``namespace`` match the effective values (``knowledge``, ``default``
+        when the field is absent).
+        """
+        ...
+
+    def contains(self, record_id: str) -> bool:
+        """Return whether the store holds any version of ``record_id``."""
+        ...
+
+
+def check_record_id(record_id: str) -> str:
+    """Return ``record_id`` if it is a well-formed ``mem:<32 lowercase hex>`` id.
+
+    Stores use it before touching a path or row, so ids like ``mem:../x``, absolute paths,
+    NUL bytes or uppercase hex never reach the file system.
+
+    Raises:
+        StoreError: The id is malformed.
+    """
+    if not isinstance(record_id, str) or not RECORD_ID_PATTERN.match(record_id):
+        raise StoreError(f"refused record id {record_id!r}: expected mem: and 32 lowercase hex digits")
+    return record_id
+
+
+def check_next_version(previous: MemoryRecord | None, record: MemoryRecord) -> None:
+    """Check that ``record`` may be appended after ``previous`` (``None`` for a first version).
+
+    Raises:
+        StoreError: ``previous`` is a tombstone (erasure is final) or ``record`` is one
+            (tombstones are written only by an adapter's ``erase``).
+        RecordError: An immutable field changed, or ``valid_to`` changed once set.
+        LifecycleError: The state change is not a legal move.
+    """
+    check_record_id(record.id)
+    if record.redacted:
+        raise StoreError("a tombstone is written only by erase()", record_id=record.id)
+    if previous is None:
+        return
+    if previous.redacted:
+        raise StoreError("the record was erased; no version can follow its tombstone", record_id=record.id)
+    for name in IMMUTABLE_FIELDS:
+        if getattr(previous, name) != getattr(record, name):
+            raise RecordError("may not change after birth", record_id=record.id, field=name)
+    if previous.valid_to is not None and record.valid_to != previous.valid_to:
+        raise RecordError("is set once and may not change", record_id=record.id, field="valid_to")
+    if previous.state is not record.state:
+        from agent_memory.lifecycle import is_legal
+
+        if not is_legal(previous.state, record.state):
+            raise LifecycleError(
+                f"illegal move {previous.state.value} -> {record.state.value}",
+                record_id=record.id,
+                field="state",
+            )
+
+
+def filter_records(
+    records: Iterable[MemoryRecord],
+    *,
+    state: State | None = None,
+    type: RecordType | None = None,
+    tag: str | None = None,
+    kind: Kind | None = None,
+    subject: str | None = None,
+    namespace: str | None = None,
+) -> list[MemoryRecord]:
+    """Apply the ``list`` filters to latest versions and sort by ``(created_at, id)``.
+
+    The reference semantics of :meth:`RecordStore.list`; adapters that filter in SQL must
+    agree with it (the contract suite checks).
+    """
+    selected = [
+        r
+        for r in records
+        if (state is None or r.state is state)
+        and (type is None or r.type is type)
+        and (tag is None or tag in r.tags)
+        and (kind is None or r.effective_kind is kind)
+        and (subject is None or r.subject == subject)
+        and (namespace is None or r.effective_namespace == namespace)
+    ]
+    selected.sort(key=lambda r: (r.created_at, r.id))
+    return selected
