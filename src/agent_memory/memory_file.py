@@ -145,14 +145,22 @@ class MemoryFile:
             SignatureError: The file is unsigned, has no agent, or a signature fails; the
                 record at fault is named.
         """
+        self.verify_file_signature(path=path)
+        for record in self.signed_records():
+            verify_record(record, path=path)
+
+    def verify_file_signature(self, *, path: str | None = None) -> None:
+        """Verify only the file-level signature by ``agent`` (not the records' own signatures).
+
+        Raises:
+            SignatureError: The file is unsigned, names no agent, or the signature fails.
+        """
         try:
             if not self.agent:
                 raise SignatureError("the file names no agent, so it cannot be verified", field="agent")
             if not self.signature:
                 raise SignatureError("the file is not signed", field="signature")
             verify_payload(self.agent, CONTEXT_MEMORY_FILE, self._payload(), self.signature)
-            for record in self.signed_records():
-                verify_record(record)
         except SignatureError as exc:
             raise exc.located(path=path) from None
 

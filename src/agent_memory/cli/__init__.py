@@ -1,0 +1,56 @@
+"""The ``agent-memory`` command line (DESIGN.md §8): one group, one module per family of commands.
+
+Start-up stays light: this module imports only click; each command imports what it needs
+when it runs, so ``agent-memory --help`` never loads the record, store or search code.
+Errors become one line on stderr plus an optional hint, in one place (:func:`main`).
+
+Exit status: 0 success; 1 a check found problems (``verify``); 2 a usage error;
+3 the operation could not be done (bad input, unreadable file, store error).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agent_memory.cli.verify import verify
+
+__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_ERROR = 3
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agent-memory")
+def cli() -> None:
+    """Long-term memory for LLM agents: Markdown notes you can read, diff and carry away."""
+
+
+cli.add_command(verify)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; turn every ``AgentMemoryError`` into a one-line message and exit status 3."""
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        # Outside standalone mode click returns the code of a ``click.exceptions.Exit``.
+        result = cli.main(args=argv, prog_name="agent-memory", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("agent-memory: aborted", err=True)
+        sys.exit(EXIT_ERROR)
+    except AgentMemoryError as exc:
+        click.echo(f"agent-memory: error: {exc}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(result if isinstance(result, int) else EXIT_OK)
