@@ -8,8 +8,10 @@ file, record and field it concerns, so a message always says *where* the problem
     │   └── SignatureError     a signature is missing, malformed or does not verify
     ├── LifecycleError         an illegal state move (seed 001 lifecycle table)
     ├── ProposalError          a proposal is malformed or names an unknown record
-    └── StoreError             a store cannot read or write a record
-        └── RecordNotFound     no record with that id (also a ``KeyError``)
+    ├── StoreError             a store cannot read or write a record
+    │   └── RecordNotFound     no record with that id (also a ``KeyError``)
+    ├── LogError               the operation log cannot be written, or its hash chain is broken
+    └── ConfigError            a Home or its memory.toml is missing or invalid
 
 The messages are built here, from the fields, in one format:
 ``<path>: <record_id>: <field>: <detail>`` with the parts that are unknown left out.
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 __all__ = [
     "AgentMemoryError",
+    "ConfigError",
     "LifecycleError",
+    "LogError",
     "ProposalError",
     "RecordError",
     "RecordNotFound",
@@ -103,3 +107,11 @@ class RecordNotFound(StoreError, KeyError):
     def __str__(self) -> str:
         # KeyError would wrap the message in quotes; keep the plain sentence.
         return self._message()
+
+
+class LogError(AgentMemoryError):
+    """The operation log cannot be appended to, or a line is edited, missing or out of order."""
+
+
+class ConfigError(AgentMemoryError):
+    """A Home is missing or malformed: no ``memory.toml``, a bad setting, an unknown format."""
