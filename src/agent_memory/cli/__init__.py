@@ -14,6 +14,9 @@ import sys
 
 import click
 
+from agent_memory.cli.home import init
+from agent_memory.cli.records import history, show
+from agent_memory.cli.transfer import export_, import_
 from agent_memory.cli.verify import verify
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
@@ -30,7 +33,8 @@ def cli() -> None:
     """Long-term memory for LLM agents: Markdown notes you can read, diff and carry away."""
 
 
-cli.add_command(verify)
+for command in (init, show, history, export_, import_, verify):
+    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:

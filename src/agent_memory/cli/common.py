@@ -1,0 +1,48 @@
+"""Options and helpers shared by the commands: ``--home``, ``--json`` and opening a Home."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from agent_memory.home import Home
+
+__all__ = ["echo_json", "home_option", "json_option", "open_home"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def home_option(func: F) -> F:
+    """Add ``--home PATH`` (default ``$AGENT_MEMORY_HOME``, then ``./memory``; DESIGN.md §8)."""
+    return click.option(
+        "--home",
+        "home",
+        metavar="PATH",
+        default=None,
+        help="The Home folder [default: $AGENT_MEMORY_HOME, else ./memory].",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    """Add ``--json``: print machine-readable JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def open_home(home: str | None) -> Home:
+    """Open the Home named by ``--home`` / the environment / ``./memory``.
+
+    Raises:
+        ConfigError: There is no Home there (the message says how to create one).
+    """
+    from agent_memory.home import Home, resolve_home
+
+    return Home.open(resolve_home(home))
+
+
+def echo_json(value: Any) -> None:
+    """Print a JSON value, UTF-8, indented, keys in insertion order."""
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))

@@ -1,0 +1,53 @@
+"""``agent-memory init``: create a Home (DESIGN.md §3, §8)."""
+
+from __future__ import annotations
+
+import click
+
+from agent_memory.cli.common import echo_json, json_option
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(path_type=str))
+@click.option("--home", "home", metavar="PATH", default=None, help="Same as PATH.")
+@click.option(
+    "--timezone", metavar="ZONE", default=None, help="IANA time zone for local days [default: system]."
+)
+@click.option(
+    "--key-file", metavar="FILE", default=None, help="Where to keep the key pair [default: config folder]."
+)
+@click.option("--no-git", is_flag=True, help="Do not make the Home a git repository.")
+@json_option
+def init(
+    path: str | None,
+    home: str | None,
+    timezone: str | None,
+    key_file: str | None,
+    no_git: bool,
+    as_json: bool,
+) -> None:
+    """Create a Home at PATH (default: --home, $AGENT_MEMORY_HOME, else ./memory).
+
+    Lays out memory.toml, MEMORY.md, conventions.md, inbox.md, notes/, archive/, log/,
+    proposals/, topics/, golden.yaml and .cache/; creates the Home's key pair outside the
+    folder (mode 0600); makes the folder a git repository with a first commit unless
+    --no-git. Fails if the folder is already a Home or is not empty.
+    """
+    from agent_memory.home import Home, resolve_home
+    from agent_memory.signing import address_of
+
+    created = Home.init(resolve_home(path or home), timezone=timezone, key_file=key_file, git=not no_git)
+    agent = address_of(created.identity())
+    if as_json:
+        echo_json(
+            {
+                "home": str(created.root),
+                "agent": agent,
+                "key_file": str(created.settings.key_file),
+                "timezone": created.settings.timezone,
+            }
+        )
+    else:
+        click.echo(f"created Home {created.root}")
+        click.echo(f"agent   {agent}")
+        click.echo(f"key     {created.settings.key_file}")

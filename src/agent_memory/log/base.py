@@ -1,0 +1,451 @@
+"""The `OperationLog` port: an append-only, hash-chained record of what happened to a Home.
+
+Seed 000 §7.1 capability 5 asks for a replayable operation log of lifecycle events with
+timestamps, "sufficient for post-hoc audit"; §8 "Timeline" says it is "an operations trace,
+not knowledge content". DESIGN.md §3 puts it in ``log/YYYY-MM.jsonl`` and §9 decides that
+**the log never holds record content**: events name ids, versions, digests, actors and
+reasons, so erasure (which must leave no erased byte anywhere) never has to rewrite the log.
+
+An entry is one line, the canonical JSON (:func:`agent_memory.wire.canonical_json`) of::
+
+    {"action": "put", "actor": "owner", "details": {"version": 1}, "prev": "<64 hex>",
+     "record_ids": ["mem:…"], "seq": 7, "time": "2026-01-01T00:00:00.000Z"}
+
+Invariants every adapter keeps (and :class:`ChainCheck` verifies):
+
+- ``seq`` is 1-based and contiguous; ``time`` never goes backwards along the chain (an
+  append whose clock reads earlier than the head is stamped with the head's time).
+- ``prev`` is the SHA-256 of the previous line's bytes (:data:`GENESIS` for the first), so an
+  edited line, a deleted line other than the last, an inserted line or two swapped lines
+  break the chain at a position :meth:`OperationLog.verify` names.
+- The chain cannot see a tail that was cut off, nor a last line that was edited: nothing
+  follows them. Remember the head (``last().seq`` and ``last().digest``) somewhere else and
+  pass it back as ``verify(expect_head=(seq, digest))`` to detect that too.
+- ``details`` is a float-free JSON object, and no value in it may be a record wire object
+  (a JSON object with a ``body`` key): :func:`check_details` refuses it.
+
+This module imports no adapter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from agent_memory.errors import LogError, RecordError
+from agent_memory.wire import canonical_json, check_json_value, format_timestamp, loads_json, parse_timestamp
+
+__all__ = [
+    "ACTIONS",
+    "GENESIS",
+    "Action",
+    "ChainCheck",
+    "LogEntry",
+    "OperationLog",
+    "check_details",
+    "next_entry",
+    "read_entry",
+]
+
+GENESIS = "0" * 64
+"""The ``prev`` of the first entry: there is no previous line to hash."""
+
+
+class Action(StrEnum):
+    """The vocabulary of log events (seed 000 §7.1 capability 5 and §8 "Timeline"; DESIGN.md §9)."""
+
+    PUT = "put"  # a record version was appended (details: version)
+    SUPERSEDE = "supersede"  # old -> successor (record_ids: old, new; details: reason)
+    TRANSITION = "transition"  # a transition pair was opened
+    RESOLVE = "resolve"  # a transition pair was resolved
+    ARCHIVE = "archive"  # a record was archived
+    ERASE = "erase"  # authorized erasure: the content-free receipt only (seed 000 §12.3)
+    WITHDRAW = "withdraw"  # a withdrawal control record (seed 000 §12.2)
+    REINSTATE = "reinstate"  # a reinstatement naming a withdrawal
+    REVIEW = "review"  # approve, reject or mark stale (DESIGN.md §9 "review marks are events")
+    ARCHIVE_INBOX = "archive-inbox"  # the inbox was snapshotted into archive/ (seed 000 §13)
+    DISTILL = "distill"  # archive lines were distilled into proposals
+    CONSOLIDATE = "consolidate"  # a consolidation pass ran
+    IMPORT = "import"
+    EXPORT = "export"
+    MIGRATE = "migrate"
+    INIT = "init"  # the Home was created
+    INTENT = "intent"  # a multi-step write is about to happen (rolled forward on open)
+    INTENT_DONE = "intent-done"  # ... and finished
+    REINDEX = "reindex"
+    SYNC = "sync"
+
+
+ACTIONS: frozenset[str] = frozenset(action.value for action in Action)
+"""Every action :meth:`OperationLog.append` accepts.
+
+To add an event kind, add an :class:`Action` member; this constant follows. Reading is
+more lenient than writing: an entry whose action is not in this set still reads (as a
+plain string) when it is spelled like one, so a log written by a newer version stays
+readable and verifiable by an older one.
+"""
+
+_ACTION_SHAPE = re.compile(r"\A[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
+_ACTOR_SHAPE = re.compile(r"\A\S{1,200}\Z")
+_DIGEST_SHAPE = re.compile(r"\A[0-9a-f]{64}\Z")
+_WIRE_FIELDS = frozenset({"seq", "time", "actor", "action", "record_ids", "details", "prev"})
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One event of the operation log, as it reads back from its line.
+
+    Attributes:
+        seq: Position in the log, 1-based and contiguous.
+        time: When it was appended: aware UTC, whole milliseconds.
+        actor: Who did it, without whitespace: ``owner``, ``agent:claude``, ``cli``.
+        action: An :class:`Action` (a plain ``str`` when written by a newer version).
+        record_ids: The records, inbox lines or anchors the event concerns, in order.
+        details: Float-free JSON object: versions, digests, reasons, receipts; never content.
+        prev: SHA-256 (64 lowercase hex) of the previous line, :data:`GENESIS` for seq 1.
+    """
+
+    seq: int
+    time: datetime
+    actor: str
+    action: str
+    record_ids: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+    prev: str = GENESIS
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the wire object whose canonical JSON is this entry's line."""
+        return {
+            "seq": self.seq,
+            "time": format_timestamp(self.time),
+            "actor": self.actor,
+            "action": str(self.action),
+            "record_ids": list(self.record_ids),
+            "details": dict(self.details),
+            "prev": self.prev,
+        }
+
+    @property
+    def line(self) -> bytes:
+        """The canonical JSON bytes stored for this entry (no trailing newline)."""
+        return canonical_json(self.to_wire())
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of :attr:`line` as 64 lowercase hex: the next entry's ``prev``."""
+        return hashlib.sha256(self.line).hexdigest()
+
+    @classmethod
+    def from_line(cls, line: bytes) -> LogEntry:
+        """Parse one stored line strictly (UTF-8 JSON, exactly the seven fields, canonical form).
+
+        Raises:
+            LogError: Without a location (callers add it): not JSON, a missing, extra or
+                malformed field, or bytes that differ from the entry's canonical form.
+        """
+        try:
+            wire = loads_json(line)
+        except RecordError as exc:
+            raise LogError(exc.detail) from None
+        if not isinstance(wire, dict):
+            raise LogError(f"not a log entry: a JSON {type(wire).__name__}, not an object")
+        missing = sorted(_WIRE_FIELDS - wire.keys())
+        extra = sorted(wire.keys() - _WIRE_FIELDS)
+        if missing or extra:
+            what = "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing)}" if missing else "",
+                    f"unknown {', '.join(extra)}" if extra else "",
+                )
+                if part
+            )
+            raise LogError(f"not a log entry: {what}")
+        seq, record_ids, prev = wire["seq"], wire["record_ids"], wire["prev"]
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            raise LogError(f"not a log entry: seq must be a positive integer, got {seq!r}")
+        if not isinstance(record_ids, list):
+            raise LogError("not a log entry: record_ids must be a list")
+        if not isinstance(prev, str) or not _DIGEST_SHAPE.match(prev):
+            raise LogError("not a log entry: prev must be 64 lowercase hex digits")
+        try:
+            time = parse_timestamp(wire["time"], "time", strict=True)
+        except RecordError as exc:
+            raise LogError(f"not a log entry: time: {exc.detail}") from None
+        try:
+            entry = cls(
+                seq=seq,
+                time=time,
+                actor=_check_actor(wire["actor"]),
+                action=_read_action(wire["action"]),
+                record_ids=_check_record_ids(record_ids),
+                details=check_details(wire["details"]),
+                prev=prev,
+            )
+        except LogError as exc:
+            raise LogError(f"not a log entry: {exc}") from None
+        if entry.line != line:
+            raise LogError("not in canonical form (a hand edit?): the bytes differ from the entry's JSON")
+        return entry
+
+
+@runtime_checkable
+class OperationLog(Protocol):
+    """An append-only, hash-chained event log (seed 000 §7.1 capability 5; DESIGN.md §3, §9).
+
+    The log never holds record content (DESIGN.md §9): name ids, versions, digests, actors
+    and reasons in an event, never a body or a quote from one; views that show "old value ->
+    new value" join the log with the records. Adapters refuse what can be detected (a
+    record wire object in ``details``); the rest is the caller's duty.
+    """
+
+    def append(
+        self,
+        action: str,
+        *,
+        actor: str,
+        record_ids: Iterable[str] = (),
+        details: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> LogEntry:
+        """Append one event after the current head and return it as it reads back.
+
+        Args:
+            action: One of :data:`ACTIONS`.
+            actor: Who acts, without whitespace (``owner``, ``agent:claude``, ``cli``).
+            record_ids: Ids the event concerns (``mem:…``, inbox ids, archive anchors).
+            details: Float-free JSON object of ids, versions, digests and reasons.
+            now: Injectable clock (aware); default the current UTC time. Stamped
+                ``max(now, head time)`` so time never runs backwards along the chain.
+
+        Raises:
+            LogError: A malformed argument, record content in ``details``, a head line that
+                cannot be read, or the write failed; nothing is appended.
+        """
+        ...
+
+    def entries(self, *, since_seq: int = 0) -> Iterator[LogEntry]:
+        """Yield the entries with ``seq > since_seq``, oldest first.
+
+        Each line is parsed strictly and seqs are checked to be contiguous; the hash chain
+        is :meth:`verify`'s job.
+
+        Raises:
+            LogError: A line is not an entry, or a seq is missing (naming file/table and line).
+        """
+        ...
+
+    def last(self) -> LogEntry | None:
+        """Return the head (the entry with the highest seq), or ``None`` for an empty log.
+
+        Raises:
+            LogError: The head line cannot be read.
+        """
+        ...
+
+    def verify(self, *, expect_head: tuple[int, str] | None = None) -> int:
+        """Check every line and the whole hash chain; return the number of entries checked.
+
+        Args:
+            expect_head: A ``(seq, digest)`` remembered earlier from :meth:`last`; the log
+                must still hold that entry unchanged (detects a truncated tail or an edited
+                last line, which the chain alone cannot).
+
+        Raises:
+            LogError: Naming the file or table, the line or seq, and what is wrong.
+        """
+        ...
+
+
+def check_details(details: Any) -> dict[str, Any]:
+    """Check an event's ``details`` and return a canonical private copy.
+
+    Raises:
+        LogError: Not a JSON object, a float or other non-JSON value anywhere, or a record
+            wire object (a JSON object with a ``body`` key) anywhere inside: the log never
+            holds record content (DESIGN.md §9).
+    """
+    if details is None:
+        return {}
+    if not isinstance(details, Mapping):
+        raise LogError(f"must be a JSON object, got {type(details).__name__}", field="details")
+    details = dict(details)
+    try:
+        check_json_value(details, "details")
+    except RecordError as exc:
+        raise LogError(exc.detail, field=exc.field) from None
+    _refuse_record_content(details, "details")
+    # The canonical round trip NFC-normalises text and turns tuples into lists, so the
+    # entry an append returns equals the one read back from its line.
+    copy: dict[str, Any] = json.loads(canonical_json(details))
+    return copy
+
+
+def next_entry(
+    head: LogEntry | None,
+    action: str,
+    *,
+    actor: str,
+    record_ids: Iterable[str],
+    details: Mapping[str, Any] | None,
+    now: datetime,
+) -> LogEntry:
+    """Build the entry that follows ``head`` (``None`` for an empty log); write nothing.
+
+    The adapters call this while holding their write lock, so ``head`` is the real head.
+
+    Raises:
+        LogError: An unknown action, a malformed actor or id, or bad ``details``.
+    """
+    if str(action) not in ACTIONS:
+        raise LogError(f"unknown action {action!r}; known: {', '.join(sorted(ACTIONS))}", field="action")
+    if isinstance(record_ids, str):
+        raise LogError("must be a list of ids, not one string", field="record_ids")
+    try:
+        time = parse_timestamp(now, "now")
+    except RecordError as exc:
+        raise LogError(exc.detail, field="now") from None
+    if head is not None and time < head.time:
+        time = head.time
+    return LogEntry(
+        seq=1 if head is None else head.seq + 1,
+        time=time,
+        actor=_check_actor(actor),
+        action=Action(str(action)),
+        record_ids=_check_record_ids(list(record_ids)),
+        details=check_details(details),
+        prev=GENESIS if head is None else head.digest,
+    )
+
+
+class ChainCheck:
+    """Verify a log line by line, in order; shared by every adapter's ``verify``.
+
+    Feed each stored line with :meth:`add` together with its location (``path`` is the file
+    or database, ``where`` the line or row), then call :meth:`finish`.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._prev = GENESIS
+        self._prev_time: datetime | None = None
+        self._prev_where = ""
+        self._digests: dict[int, str] = {}
+
+    def add(self, line: bytes, *, path: str, where: str, row_seq: int | None = None) -> LogEntry:
+        """Check one line against everything before it and return its entry.
+
+        Args:
+            line: The stored bytes, without the newline.
+            path: The file or database, for the error.
+            where: The position inside it: ``line 12`` or ``oplog seq 12``.
+            row_seq: The key the line is stored under, when the adapter has one.
+
+        Raises:
+            LogError: The line is not an entry, or breaks seq, chain or time order.
+        """
+        entry = read_entry(line, path=path, where=where)
+        expected = self.count + 1
+        if row_seq is not None and row_seq != entry.seq:
+            raise LogError(f"row key {row_seq} holds the entry of seq {entry.seq}", path=path, field=where)
+        if entry.seq != expected:
+            raise LogError(
+                f"seq {entry.seq} where {expected} was expected: "
+                "a line is missing, inserted or out of order here",
+                path=path,
+                field=where,
+            )
+        if entry.prev != self._prev:
+            before = f"the previous entry ({self._prev_where})" if self.count else "the start of the log"
+            raise LogError(
+                f"seq {entry.seq}: prev does not match the hash of {before}: "
+                "that line was edited, or a line is missing, inserted or swapped between them",
+                path=path,
+                field=where,
+            )
+        if self._prev_time is not None and entry.time < self._prev_time:
+            raise LogError(
+                f"seq {entry.seq}: time {format_timestamp(entry.time)} is earlier than the previous entry's",
+                path=path,
+                field=where,
+            )
+        self.count = expected
+        self._prev = hashlib.sha256(line).hexdigest()
+        self._prev_time = entry.time
+        self._prev_where = f"{path}: {where}"
+        self._digests[entry.seq] = self._prev
+        return entry
+
+    def finish(self, *, path: str, expect_head: tuple[int, str] | None = None) -> int:
+        """Check the remembered head, if any, and return the number of entries checked.
+
+        Raises:
+            LogError: The remembered entry is gone (a truncated tail) or has changed.
+        """
+        if expect_head is not None:
+            seq, digest = expect_head
+            if seq > self.count:
+                raise LogError(
+                    f"the log ends at seq {self.count} but seq {seq} was remembered: its tail was truncated",
+                    path=path,
+                )
+            if seq >= 1 and self._digests[seq] != digest:
+                raise LogError(f"seq {seq} differs from the remembered head: it was edited", path=path)
+        return self.count
+
+
+def read_entry(line: bytes, *, path: str, where: str) -> LogEntry:
+    """Parse one stored line with :meth:`LogEntry.from_line`, naming its place in errors.
+
+    Raises:
+        LogError: ``<path>: <where>: <what is wrong>``.
+    """
+    try:
+        return LogEntry.from_line(line)
+    except LogError as exc:
+        raise LogError(exc.detail, path=path, field=where) from None
+
+
+def _check_actor(actor: Any) -> str:
+    if not isinstance(actor, str) or not _ACTOR_SHAPE.match(actor):
+        raise LogError(
+            f"must be a non-empty name without whitespace (owner, agent:claude), got {actor!r}",
+            field="actor",
+        )
+    return actor
+
+
+def _read_action(action: Any) -> str:
+    if not isinstance(action, str) or not _ACTION_SHAPE.match(action):
+        raise LogError(f"must be a lower-case word like archive-inbox, got {action!r}", field="action")
+    return Action(action) if action in ACTIONS else action
+
+
+def _check_record_ids(record_ids: list[Any]) -> tuple[str, ...]:
+    for i, record_id in enumerate(record_ids):
+        if not isinstance(record_id, str) or not record_id or record_id != record_id.strip():
+            raise LogError(
+                f"must be a non-empty string without edge spaces, got {record_id!r}", field=f"record_ids[{i}]"
+            )
+    return tuple(record_ids)
+
+
+def _refuse_record_content(value: Any, field: str) -> None:
+    if isinstance(value, dict):
+        if "body" in value:
+            raise LogError(
+                "holds a record (an object with a body): the log never holds record content; "
+                "name the id, version and digest instead (DESIGN.md §9)",
+                field=field,
+            )
+        for key, item in value.items():
+            _refuse_record_content(item, f"{field}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _refuse_record_content(item, f"{field}[{i}]")

@@ -1,0 +1,323 @@
+r"""`JsonlLog`: the operation log of a Home as month files of JSON lines (DESIGN.md §3 ``log/``).
+
+Layout: ``<folder>/YYYY-MM.jsonl``, one file per UTC month of the entries' ``time``, each
+line the canonical JSON of one entry followed by ``\n`` (no other bytes, no BOM, no CR).
+The hash chain runs on across months: the first line of ``2026-02.jsonl`` carries the hash
+of the last line of ``2026-01.jsonl``. ``<folder>/.lock`` is the writers' lock file, not
+part of the log; other names in the folder are ignored.
+
+Invariants:
+
+- An append holds an exclusive ``fcntl.flock`` on ``.lock`` while it reads the head and
+  writes, so several processes (and threads) append without forking the chain. The line
+  goes out in one ``O_APPEND`` write and is ``fsync``-ed (and the folder too when a month
+  file is new) before :meth:`JsonlLog.append` returns.
+- Reading never repairs. A line that is not valid JSON or not an entry is a
+  :class:`~agent_memory.errors.LogError` naming the file and line number.
+- A crash mid-append can leave a *torn tail*: a final partial line without its newline in
+  the last month file. :meth:`JsonlLog.entries` and :meth:`JsonlLog.last` ignore it (that
+  append never returned), :meth:`JsonlLog.verify` reports it, and the next append cuts it
+  off (under the lock) before writing. An unterminated line in any other file is damage.
+- Cutting off the tail leaves a valid, shorter chain: only a head remembered elsewhere
+  (``verify(expect_head=...)``) reveals it (see :mod:`agent_memory.log.base`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from agent_memory.errors import LogError
+from agent_memory.log.base import ChainCheck, LogEntry, next_entry, read_entry
+from agent_memory.wire import utc_now
+
+__all__ = ["LOCK_NAME", "JsonlLog"]
+
+LOCK_NAME = ".lock"
+_MONTH_FILE = re.compile(r"\A\d{4}-(0[1-9]|1[0-2])\.jsonl\Z")
+_CHUNK = 8192
+
+
+class JsonlLog:
+    """An operation log in ``<folder>/YYYY-MM.jsonl`` files; safe for several writer processes.
+
+    Implements :class:`~agent_memory.log.base.OperationLog`. The folder is created (not
+    its parents) by the first append; a missing folder reads as an empty log.
+
+    Args:
+        folder: The log folder, ``<home>/log`` in a Home.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    def __repr__(self) -> str:
+        return f"<JsonlLog {str(self.folder)!r}>"
+
+    def append(
+        self,
+        action: str,
+        *,
+        actor: str,
+        record_ids: Iterable[str] = (),
+        details: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> LogEntry:
+        """Append one event to the month file of its time (see :meth:`OperationLog.append`).
+
+        A torn tail left by a crashed append is cut off first.
+
+        Raises:
+            LogError: A malformed argument, record content in ``details``, an unreadable
+                head line, or an I/O failure (naming the file); no entry is appended.
+        """
+        when = utc_now() if now is None else now
+        with self._locked(exclusive=True):
+            files = self._files()
+            if files:
+                self._cut_torn_tail(files[-1])
+            head = self._head(files)
+            entry = next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
+            self._write(self.folder / f"{entry.time:%Y-%m}.jsonl", entry.line + b"\n")
+        return entry
+
+    def entries(self, *, since_seq: int = 0) -> Iterator[LogEntry]:
+        """Yield the entries with ``seq > since_seq``, oldest first, ignoring a torn tail.
+
+        Month files that end before ``since_seq`` are skipped unread (their successor's
+        first line says where it starts).
+
+        Raises:
+            LogError: A line is not an entry, a seq is missing, or a file other than the
+                last ends without a newline (naming the file and line number).
+        """
+        files = self._files()
+        firsts = [_first_seq(path) for path in files]
+        start = 0
+        for index in range(1, len(files)):
+            first = firsts[index]
+            if first is not None and first <= since_seq + 1:
+                start = index
+        expected: int | None = 1 if start == 0 else firsts[start]
+        for index in range(start, len(files)):
+            path = files[index]
+            lines, tail = _read_lines(path)
+            if tail and index < len(files) - 1:
+                raise _unterminated(path, len(lines) + 1)
+            for number, line in enumerate(lines, start=1):
+                entry = read_entry(line, path=str(path), where=f"line {number}")
+                if expected is not None and entry.seq != expected:
+                    raise LogError(
+                        f"seq {entry.seq} where {expected} was expected: a line is missing or out of order",
+                        path=str(path),
+                        field=f"line {number}",
+                    )
+                expected = entry.seq + 1
+                if entry.seq > since_seq:
+                    yield entry
+
+    def last(self) -> LogEntry | None:
+        """Return the head entry (a torn tail ignored), or ``None`` for an empty log.
+
+        Reads only the end of the last non-empty month file.
+
+        Raises:
+            LogError: The head line is not an entry.
+        """
+        return self._head(self._files())
+
+    def verify(self, *, expect_head: tuple[int, str] | None = None) -> int:
+        """Check every line of every month file and the whole chain; return the entry count.
+
+        Besides the chain (:class:`~agent_memory.log.base.ChainCheck`), each entry must sit
+        in the file of its own month. Waits for a running append (shared lock) so that its
+        half-written line is not mistaken for a torn tail.
+
+        Raises:
+            LogError: Naming the file and line: damage, a broken chain, an entry in the
+                wrong month file, a torn tail, or a head that differs from ``expect_head``.
+        """
+        with self._locked(exclusive=False):
+            files = self._files()
+            check = ChainCheck()
+            for index, path in enumerate(files):
+                lines, tail = _read_lines(path)
+                for number, line in enumerate(lines, start=1):
+                    entry = check.add(line, path=str(path), where=f"line {number}")
+                    if f"{entry.time:%Y-%m}.jsonl" != path.name:
+                        raise LogError(
+                            f"seq {entry.seq} of {entry.time:%Y-%m} is in the file of another month",
+                            path=str(path),
+                            field=f"line {number}",
+                        )
+                if tail and index < len(files) - 1:
+                    raise _unterminated(path, len(lines) + 1)
+                if tail:
+                    raise LogError(
+                        f"torn tail: {len(tail)} bytes without a final newline (an append "
+                        "interrupted by a crash); entries() ignores it and the next append removes it",
+                        path=str(path),
+                        field=f"line {len(lines) + 1}",
+                    )
+            return check.finish(path=str(self.folder), expect_head=expect_head)
+
+    # ------------------------------------------------------------------ internals
+
+    def _files(self) -> list[Path]:
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise LogError(f"cannot list the log folder: {exc.strerror}", path=str(self.folder)) from None
+        return [self.folder / name for name in sorted(names) if _MONTH_FILE.match(name)]
+
+    @contextmanager
+    def _locked(self, *, exclusive: bool) -> Iterator[None]:
+        lock = self.folder / LOCK_NAME
+        fd: int | None = None
+        try:
+            if exclusive:
+                if not self.folder.is_dir():
+                    self.folder.mkdir()
+                    _fsync_dir(self.folder.parent)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            else:
+                fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            # A reader of a log without a lock file (never written, or read-only) needs none.
+            if exclusive:
+                raise LogError(f"cannot open the lock file: {exc.strerror}", path=str(lock)) from None
+        if fd is None:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def _head(self, files: list[Path]) -> LogEntry | None:
+        for index in range(len(files) - 1, -1, -1):
+            path = files[index]
+            line, start, complete, size = _last_line(path)
+            if complete < size and index < len(files) - 1:
+                raise _unterminated(path, _line_number(path, complete))
+            if line is not None:
+                try:
+                    return read_entry(line, path=str(path), where="last line")
+                except LogError as exc:
+                    number = _line_number(path, start)
+                    raise LogError(exc.detail, path=str(path), field=f"line {number}") from None
+        return None
+
+    def _cut_torn_tail(self, path: Path) -> None:
+        _, _, complete, size = _last_line(path)
+        if complete == size:
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.ftruncate(fd, complete)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise LogError(f"cannot remove the torn tail: {exc.strerror}", path=str(path)) from None
+
+    def _write(self, path: Path, data: bytes) -> None:
+        is_new = not path.exists()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if is_new:
+                _fsync_dir(self.folder)
+        except OSError as exc:
+            # A partial write is a torn tail: the next append cuts it off.
+            raise LogError(f"cannot append: {exc.strerror}", path=str(path)) from None
+
+
+def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
+    """Return a month file's complete lines (without newlines) and its torn tail (or ``b""``)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    # Split on b"\n" only: canonical JSON escapes every control character, while
+    # splitlines() would also break on U+2028 and friends inside strings.
+    *lines, tail = data.split(b"\n")
+    return lines, tail
+
+
+def _first_seq(path: Path) -> int | None:
+    """Return the seq of a month file's first complete line, or ``None`` if it has none."""
+    try:
+        with path.open("rb") as file:
+            line = file.readline()
+    except OSError as exc:
+        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    if not line.endswith(b"\n"):
+        return None
+    return read_entry(line[:-1], path=str(path), where="line 1").seq
+
+
+def _last_line(path: Path) -> tuple[bytes | None, int, int, int]:
+    """Return ``(last complete line or None, its offset, bytes up to its newline, file size)``."""
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            end = _rfind_newline(file, size)
+            if end < 0:
+                return None, 0, 0, size
+            start = _rfind_newline(file, end) + 1
+            file.seek(start)
+            return file.read(end - start), start, end + 1, size
+    except OSError as exc:
+        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
+
+
+def _rfind_newline(file: IO[bytes], before: int) -> int:
+    r"""Return the offset of the last ``\n`` before offset ``before``, or -1; reads backwards."""
+    position = before
+    while position > 0:
+        step = min(_CHUNK, position)
+        file.seek(position - step)
+        found = file.read(step).rfind(b"\n")
+        if found >= 0:
+            return position - step + found
+        position -= step
+    return -1
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """Return the 1-based number of the line that starts at byte ``offset`` (slow path, errors only)."""
+    with path.open("rb") as file:
+        return file.read(offset).count(b"\n") + 1
+
+
+def _unterminated(path: Path, number: int) -> LogError:
+    return LogError(
+        "ends without a newline although later month files follow: damaged, not a torn tail",
+        path=str(path),
+        field=f"line {number}",
+    )
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Search indexes and embedders behind the `SearchIndex` and `Embedder` ports (see :mod:`.base`)."""

@@ -1,0 +1,159 @@
+"""Ports of the search layer: `SearchIndex` and `Embedder`, and the values that cross them.
+
+Indexes are disposable caches derived from the notes (seed 003): each carries its
+:class:`Recipe` (how it was built) and its :class:`IndexInputs` (what it was built from), so
+a Home can tell a stale index from a fresh one and rebuild it. An index holds the latest
+version of each record it was given, keyed by record id; recall decides which states to show.
+
+Scores are "higher is better" and only comparable within one index; fusion normalises them.
+This module imports no adapter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.records import MemoryRecord
+
+__all__ = [
+    "Embedder",
+    "Hit",
+    "IndexInputs",
+    "Recipe",
+    "SearchIndex",
+    "Vectors",
+    "document_text",
+    "inputs_digest",
+    "version_digest",
+]
+
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Hit:
+    """One ranked result: the record id and its score in this index (higher is better)."""
+
+    record_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How an index is built; written to ``recipe.json`` beside the index (seed 003).
+
+    Attributes:
+        kind: ``bm25``, ``vector`` or ``hybrid``.
+        name: The index's folder name under ``.cache/indexes/``.
+        params: Everything else that changes results: tokenizer, fields, embedder name,
+            version and dimensions, fusion method and constants. Plain JSON, no floats
+            other than fusion weights rendered as strings.
+    """
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``recipe.json`` object."""
+        return {"kind": self.kind, "name": self.name, **self.params}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recipe:
+        """Parse a ``recipe.json`` object (``kind`` and ``name`` required)."""
+        params = {k: v for k, v in data.items() if k not in ("kind", "name")}
+        return cls(kind=str(data["kind"]), name=str(data["name"]), params=params)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInputs:
+    """What an index was built from; written to ``inputs.json`` (seed 003).
+
+    Attributes:
+        count: How many records the index holds.
+        digest: :func:`inputs_digest` over the (record id, version digest) pairs it holds.
+        built_at: When the index was last brought up to date (aware UTC), or ``None``.
+    """
+
+    count: int
+    digest: str
+    built_at: datetime | None = None
+
+
+def version_digest(record: MemoryRecord) -> str:
+    """Return a short digest of one record version (sha256 of its canonical bytes, 32 hex)."""
+    return hashlib.sha256(record.canonical_bytes()).hexdigest()[:32]
+
+
+def inputs_digest(pairs: Iterable[tuple[str, str]]) -> str:
+    """Return the sha256 hex over sorted ``(record id, version digest)`` pairs, one per line."""
+    digest = hashlib.sha256()
+    for record_id, version in sorted(pairs):
+        digest.update(f"{record_id} {version}\n".encode())
+    return digest.hexdigest()
+
+
+def document_text(record: MemoryRecord) -> str:
+    """Return the text an index sees for a record: its body, then its tags on a last line."""
+    return record.body if not record.tags else f"{record.body}\n{' '.join(record.tags)}"
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """A disposable index over the latest versions of records (the port every index implements)."""
+
+    @property
+    def recipe(self) -> Recipe:
+        """How this index is built."""
+        ...
+
+    def index(self, records: Iterable[MemoryRecord]) -> None:
+        """Add records, replacing any version of the same id already held."""
+        ...
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        """Forget these ids (unknown ids are ignored); their text never matches again."""
+        ...
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        """Return up to ``k`` hits for any user text, best first, ties by record id.
+
+        Never raises on odd input (syntax characters, empty or whitespace text, any
+        Unicode): such text is searched literally, and nothing matching gives ``[]``.
+        """
+        ...
+
+    def inputs(self) -> IndexInputs:
+        """Return what the index holds: count and digest of (id, version digest) pairs."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors (the port every embedding model implements)."""
+
+    @property
+    def name(self) -> str:
+        """Model name, e.g. ``hash`` or ``all-MiniLM-L6-v2``."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """Version of the model weights and the code around them; a change means a rebuild."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """Length of each vector."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return an array of shape ``(len(texts), dimensions)``, float32, rows L2-normalised (or zero)."""
+        ...

@@ -1,0 +1,168 @@
+"""`memory.toml`: the settings of a Home, read strictly (DESIGN.md §3, §9).
+
+The file is small and human-edited; every key is documented in the template written by
+``agent-memory init``. Unknown keys are refused so that a typo never silently falls back
+to a default. Settings are read with the standard library's ``tomllib`` (TOML 1.0).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from agent_memory.errors import ConfigError
+
+__all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
+
+HOME_FORMAT = "agent-memory-home/1"
+_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust"}
+
+
+def config_dir() -> Path:
+    """Return the user's agent-memory config folder: ``$XDG_CONFIG_HOME/agent-memory`` or ``~/.config/…``."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agent-memory"
+
+
+def default_key_file(home_id: str) -> Path:
+    """Return where a Home's key lives by default: outside its git tree, in the config folder."""
+    return config_dir() / "keys" / f"{home_id}.key"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """The parsed ``memory.toml`` of a Home.
+
+    Attributes:
+        home_id: A random hex id naming this Home (it names the default key file).
+        timezone: IANA zone deciding the user's local day (inbox ids, archive file names).
+        key_file: Path of the Home's Ed25519 key pair (outside the Home's git tree).
+        owner: The actor name CLI calls act as (``owner`` by default).
+        trusted_signers: ``amp:key:`` addresses whose signed records import untainted; the
+            Home's own key is always trusted.
+        format: The Home format tag, ``agent-memory-home/1``.
+    """
+
+    home_id: str
+    timezone: str = "UTC"
+    key_file: Path
+    owner: str = "owner"
+    trusted_signers: tuple[str, ...] = field(default_factory=tuple)
+    format: str = HOME_FORMAT
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The time zone object for :attr:`timezone`."""
+        return ZoneInfo(self.timezone)
+
+    @classmethod
+    def load(cls, path: Path) -> Settings:
+        """Read and validate ``memory.toml``.
+
+        Raises:
+            ConfigError: Missing, not TOML, an unknown or mistyped key, an unknown format or
+                time zone; the path and the key are named.
+        """
+        name = str(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(
+                "no memory.toml here: this is not a Home",
+                path=name,
+                hint="create one with: agent-memory init PATH",
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read: {exc}", path=name) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"not valid TOML: {exc}", path=name) from None
+        return cls._from_toml(data, name)
+
+    @classmethod
+    def _from_toml(cls, data: dict[str, Any], name: str) -> Settings:
+        unknown = sorted(set(data) - _TOP_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown settings {unknown}", path=name, field=unknown[0])
+        fmt = _get(data, "format", str, name)
+        if fmt != HOME_FORMAT:
+            raise ConfigError(
+                f"unsupported Home format {fmt!r} (this version reads {HOME_FORMAT})",
+                path=name,
+                field="format",
+            )
+        home_id = _get(data, "home_id", str, name)
+        timezone = _get(data, "timezone", str, name, default="UTC")
+        try:
+            ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"unknown time zone {timezone!r}", path=name, field="timezone") from None
+        identity = _table(data, "identity", {"key_file"}, name)
+        actors = _table(data, "actors", {"owner"}, name)
+        trust = _table(data, "trust", {"trusted_signers"}, name)
+        key_file = _get(identity, "key_file", str, name, prefix="identity.", default="")
+        signers = _get(trust, "trusted_signers", list, name, prefix="trust.", default=[])
+        if not all(isinstance(s, str) and s.startswith("amp:key:") for s in signers):
+            raise ConfigError(
+                "must be a list of amp:key: addresses", path=name, field="trust.trusted_signers"
+            )
+        return cls(
+            home_id=home_id,
+            timezone=timezone,
+            key_file=Path(os.path.expanduser(key_file)) if key_file else default_key_file(home_id),
+            owner=_get(actors, "owner", str, name, prefix="actors.", default="owner"),
+            trusted_signers=tuple(signers),
+            format=fmt,
+        )
+
+    def to_toml(self) -> str:
+        """Render the settings as the commented ``memory.toml`` template ``init`` writes."""
+        signers = ", ".join(f'"{s}"' for s in self.trusted_signers)
+        return (
+            "# agent-memory Home settings. See docs for every key; unknown keys are refused.\n"
+            f'format = "{self.format}"\n'
+            f'home_id = "{self.home_id}"\n'
+            "# IANA time zone that decides the local day of inbox ids and archive files.\n"
+            f'timezone = "{self.timezone}"\n'
+            "\n[identity]\n"
+            "# The Home's Ed25519 key pair; kept outside the Home so it is never committed.\n"
+            f'key_file = "{_toml_escape(str(self.key_file))}"\n'
+            "\n[actors]\n"
+            "# The person the command line acts as (review, erasure and promotion decisions).\n"
+            f'owner = "{_toml_escape(self.owner)}"\n'
+            "\n[trust]\n"
+            "# Signers whose records import without the external taint (this Home's key always does).\n"
+            f"trusted_signers = [{signers}]\n"
+        )
+
+
+def _toml_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _table(data: dict[str, Any], key: str, allowed: set[str], name: str) -> dict[str, Any]:
+    table = data.get(key, {})
+    if not isinstance(table, dict):
+        raise ConfigError("must be a table", path=name, field=key)
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown settings {unknown}", path=name, field=f"{key}.{unknown[0]}")
+    return table
+
+
+def _get(
+    data: dict[str, Any], key: str, kind: type, name: str, *, prefix: str = "", default: Any = None
+) -> Any:
+    if key not in data:
+        if default is None:
+            raise ConfigError("required setting is missing", path=name, field=prefix + key)
+        return default
+    value = data[key]
+    if not isinstance(value, kind):
+        raise ConfigError(
+            f"must be a {kind.__name__}, got {type(value).__name__}", path=name, field=prefix + key
+        )
+    return value

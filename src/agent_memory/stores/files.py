@@ -1,0 +1,382 @@
+"""`FileStore`: record versions as one file each, in the origin's directory layout.
+
+Layout (seed 001 stores, origin-notes §1.16, DESIGN.md §3)::
+
+    <root>/<32 hex after "mem:">/000001.md     Markdown codec (a Home's notes/, the default)
+    <root>/<32 hex after "mem:">/000001.json   canonical JSON codec (fg-agent-memory 0.1's layout)
+
+Invariants:
+
+- A version file is created whole or not at all and is never rewritten: the bytes go to a
+  ``.tmp-<uuid4 hex>`` file in the record directory (``O_CREAT|O_EXCL``, mode 0644), are
+  fsynced, then hard-linked to the next version name; ``os.link`` never replaces an existing
+  name, so a writer that loses a race re-reads the new latest version, re-runs
+  :func:`check_next_version` against it and tries the next number. Several processes may
+  write at once and a writer killed at any point leaves the old or the new version plus, at
+  worst, a stray temp file that every reader ignores.
+- Erasure is the one exception: :meth:`FileStore.erase` replaces every version file in place
+  by the tombstone (temp file + ``os.replace`` per file) and removes stray temp files.
+- An id is checked by :func:`check_record_id` before any path is built from it.
+- A version file that cannot be parsed, or whose record id is not its directory's, is a
+  :class:`StoreError` naming the path; it is left byte-identical, and every other record
+  stays readable.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
+from agent_memory.notes import dump_note, load_note
+from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.stores.base import check_next_version, check_record_id, filter_records
+from agent_memory.wire import loads_json, utc_now
+
+__all__ = ["CODECS", "FileStore"]
+
+CODECS: tuple[str, ...] = ("markdown", "json")
+_EXTENSIONS = {"markdown": "md", "json": "json"}
+_HINT = "restore it from git, or run agent-memory doctor"
+_RECORD_DIR = re.compile(r"\A[0-9a-f]{32}\Z")
+_TEMP_PREFIX = ".tmp-"
+# Spelled here because inside the class body ``list`` names the port's method.
+_Records = list[MemoryRecord]
+_Versions = list[tuple[int, Path]]
+# Each lost race means another writer appended a version; this bound only stops a livelock.
+_MAX_ATTEMPTS = 1000
+
+
+def _load_json(data: bytes, path: str) -> MemoryRecord:
+    return MemoryRecord.from_wire(loads_json(data, path=path), path=path)
+
+
+def _dump_json(record: MemoryRecord) -> bytes:
+    return record.canonical_bytes()
+
+
+def _load_markdown(data: bytes, path: str) -> MemoryRecord:
+    return load_note(data, path=path)
+
+
+class FileStore:
+    """Append-only record versions in a directory tree (a :class:`RecordStore`).
+
+    Args:
+        root: The store's directory (a Home's ``notes/``; ``<path>/records/`` of an origin
+            ``Memory``). Created on the first write.
+        codec: ``"markdown"`` (``NNNNNN.md`` notes, the default) or ``"json"`` (canonical
+            JSON ``NNNNNN.json``, byte-identical to what fg-agent-memory 0.1 writes).
+
+    Raises:
+        StoreError: ``codec`` is not one of :data:`CODECS`.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], codec: str = "markdown") -> None:
+        if codec not in _EXTENSIONS:
+            raise StoreError(f"unknown codec {codec!r} (one of: {', '.join(CODECS)})")
+        self.root = Path(root)
+        self.codec = codec
+        self.extension = _EXTENSIONS[codec]
+        self._version_name = re.compile(rf"\A([0-9]{{6,}})\.{self.extension}\Z")
+        self._dump: Callable[[MemoryRecord], bytes] = dump_note if codec == "markdown" else _dump_json
+        self._load: Callable[[bytes, str], MemoryRecord] = (
+            _load_markdown if codec == "markdown" else _load_json
+        )
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self.root)!r}, codec={self.codec!r})"
+
+    # ------------------------------------------------------------------ the port
+
+    def put(self, record: MemoryRecord) -> int:
+        """Append ``record`` as the next version file of its id; return the version number (1-based).
+
+        The new file is durable (file and directory fsynced) when this returns.
+
+        Raises:
+            StoreError: The id is refused, the latest version cannot be read, the record
+                was erased meanwhile, or the file system refused the write.
+            RecordError: An immutable field differs from the previous version.
+            LifecycleError: The state change is not one of the seven legal moves.
+        """
+        if not isinstance(record, MemoryRecord):
+            raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+        check_next_version(None, record)  # refuses a bad id or a tombstone before any write
+        record_dir = self._record_dir(record.id)
+        data = self._dump(record)
+        try:
+            self._make_record_dir(record_dir)
+            temp = _write_temp(record_dir, data)
+            try:
+                return self._link_next(record, record_dir, temp)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+        except OSError as exc:
+            raise _os_error("cannot write a version", exc, record.id) from exc
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version.
+
+        Raises:
+            RecordNotFound: No version file for this id.
+            StoreError: The id is refused, or the latest version file is unreadable (path named).
+        """
+        versions = self._versions(self._record_dir(record_id))
+        if not versions:
+            raise RecordNotFound("no such record", record_id=record_id)
+        return self._read(record_id, versions[-1][1])
+
+    def history(self, record_id: str) -> _Records:
+        """Return every version, oldest first.
+
+        Raises:
+            RecordNotFound: No version file for this id.
+            StoreError: The id is refused, or a version file is unreadable (path named).
+        """
+        versions = self._versions(self._record_dir(record_id))
+        if not versions:
+            raise RecordNotFound("no such record", record_id=record_id)
+        return [self._read(record_id, path) for _, path in versions]
+
+    def list(
+        self,
+        *,
+        state: State | None = None,
+        type: RecordType | None = None,
+        tag: str | None = None,
+        kind: Kind | None = None,
+        subject: str | None = None,
+        namespace: str | None = None,
+    ) -> _Records:
+        """Return the latest version of every matching record, by ``(created_at, id)``.
+
+        Walks every record directory and reads its latest version file.
+
+        Raises:
+            StoreError: A latest version file is unreadable (the first one found is named;
+                :meth:`check` lists them all).
+        """
+        latest = (self._read(record_id, path) for record_id, path in self._latest_paths())
+        return filter_records(
+            latest, state=state, type=type, tag=tag, kind=kind, subject=subject, namespace=namespace
+        )
+
+    def contains(self, record_id: str) -> bool:
+        """Return whether any version file exists for ``record_id``.
+
+        Raises:
+            StoreError: The id is refused.
+        """
+        return bool(self._versions(self._record_dir(record_id)))
+
+    # ------------------------------------------------------------------ beyond the port
+
+    def erase(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
+        """Replace every version file of ``record_id`` by its tombstone; return the tombstone.
+
+        The tombstone is built from the latest version (seed 001 redaction, DESIGN.md §9).
+        Each file is replaced atomically (temp file + ``os.replace``), stray temp files in
+        the record directory are removed, and the directory is fsynced. Versions that a
+        concurrent writer links meanwhile are replaced too; such a writer sees the tombstone
+        and fails. Disk blocks freed by the file system are outside this store's reach.
+
+        Raises:
+            RecordNotFound: No version file for this id.
+            RecordError: The record is already a tombstone, or ``reason`` is empty.
+            StoreError: The id is refused or the latest version is unreadable.
+        """
+        record_dir = self._record_dir(record_id)
+        versions = self._versions(record_dir)
+        if not versions:
+            raise RecordNotFound("no such record", record_id=record_id)
+        latest = self._read(record_id, versions[-1][1])
+        tombstone = latest.tombstone(reason, now=now if now is not None else utc_now())
+        data = self._dump(tombstone)
+        replaced: set[int] = set()
+        try:
+            while pending := [(n, p) for n, p in self._versions(record_dir) if n not in replaced]:
+                for number, path in pending:
+                    os.replace(_write_temp(record_dir, data), path)
+                    replaced.add(number)
+                for entry in os.scandir(record_dir):
+                    if entry.name.startswith(_TEMP_PREFIX):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.path)
+                _fsync_dir(record_dir)
+        except OSError as exc:
+            raise _os_error("erasure did not finish; run it again", exc, record_id) from exc
+        return tombstone
+
+    def check(self) -> builtins.list[StoreError]:
+        """Read every version file of every record and return the problems found, by path.
+
+        For ``agent-memory doctor``: unlike :meth:`list`, one bad file does not hide the others.
+        """
+        problems: list[StoreError] = []
+        for record_id, _ in self._latest_paths():
+            for _, path in self._versions(self._record_dir(record_id)):
+                try:
+                    self._read(record_id, path)
+                except StoreError as exc:
+                    problems.append(exc)
+        return problems
+
+    # ------------------------------------------------------------------ internals
+
+    def _record_dir(self, record_id: str) -> Path:
+        return self.root / check_record_id(record_id)[len("mem:") :]
+
+    def _make_record_dir(self, record_dir: Path) -> None:
+        try:
+            os.mkdir(record_dir)
+        except FileExistsError:
+            return
+        except FileNotFoundError:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(record_dir)
+        # A new directory entry is durable only once its parent is fsynced.
+        _fsync_dir(self.root)
+
+    def _versions(self, record_dir: Path) -> _Versions:
+        """Return ``(number, path)`` of every version file, by number; temp files and strays are ignored."""
+        try:
+            with os.scandir(record_dir) as entries:
+                names = [entry.name for entry in entries]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise _os_error("cannot list the record directory", exc, None, record_dir) from exc
+        found = ((self._version_name.match(name), name) for name in names)
+        return sorted((int(m.group(1)), record_dir / name) for m, name in found if m)
+
+    def _latest_paths(self) -> Iterator[tuple[str, Path]]:
+        try:
+            with os.scandir(self.root) as entries:
+                names = sorted(e.name for e in entries if _RECORD_DIR.match(e.name) and e.is_dir())
+        except FileNotFoundError:
+            return
+        for name in names:
+            versions = self._versions(self.root / name)
+            if versions:
+                yield "mem:" + name, versions[-1][1]
+
+    def _read(self, record_id: str, path: Path) -> MemoryRecord:
+        return self._parse(record_id, path, _read_bytes(record_id, path))
+
+    def _parse(self, record_id: str, path: Path, data: bytes) -> MemoryRecord:
+        try:
+            record = self._load(data, str(path))
+        except (AgentMemoryError, ValueError, TypeError) as exc:
+            detail = exc.detail if isinstance(exc, AgentMemoryError) else str(exc)
+            field = exc.field if isinstance(exc, AgentMemoryError) else None
+            raise StoreError(
+                f"unreadable version file: {detail}",
+                path=str(path),
+                record_id=record_id,
+                field=field,
+                hint=_HINT,
+            ) from exc
+        if record.id != record_id:
+            raise StoreError(
+                f"the file holds {record.id}, not the record its directory names",
+                path=str(path),
+                record_id=record_id,
+                hint=_HINT,
+            )
+        return record
+
+    def _link_next(self, record: MemoryRecord, record_dir: Path, temp: Path) -> int:
+        for _ in range(_MAX_ATTEMPTS):
+            versions = self._versions(record_dir)
+            number, previous, previous_bytes = 0, None, b""
+            if versions:
+                number, previous_path = versions[-1]
+                previous_bytes = _read_bytes(record.id, previous_path)
+                previous = self._parse(record.id, previous_path, previous_bytes)
+            check_next_version(previous, record)
+            target = record_dir / f"{number + 1:06d}.{self.extension}"
+            try:
+                os.link(temp, target)
+            except FileExistsError:
+                continue  # another writer took this number: re-check against its version
+            except FileNotFoundError as exc:
+                # erase() removes stray temp files, a concurrent writer's included.
+                raise StoreError(
+                    "the record was erased while this version was written", record_id=record.id
+                ) from exc
+            os.unlink(temp)
+            _fsync_dir(record_dir)
+            if versions:
+                self._follow_erasure(record.id, versions[-1][1], previous_bytes, target)
+            return number + 1
+        raise StoreError(f"gave up after {_MAX_ATTEMPTS} lost races with other writers", record_id=record.id)
+
+    def _follow_erasure(
+        self, record_id: str, previous_path: Path, previous_bytes: bytes, target: Path
+    ) -> None:
+        """Undo a version linked after an erasure replaced the previous one (erase's only race)."""
+        now_bytes = _read_bytes(record_id, previous_path)
+        if now_bytes == previous_bytes:
+            return
+        try:
+            if not self._parse(record_id, previous_path, now_bytes).redacted:
+                return
+        except StoreError:
+            return  # edited by hand meanwhile: not an erasure, and not this writer's to report
+        os.replace(_write_temp(target.parent, now_bytes), target)
+        _fsync_dir(target.parent)
+        raise StoreError("the record was erased while this version was written", record_id=record_id)
+
+
+def _write_temp(directory: Path, data: bytes) -> Path:
+    """Write ``data`` to a new ``.tmp-<uuid4 hex>`` file in ``directory``, fsynced; return its path."""
+    temp = directory / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp)
+        raise
+    os.close(fd)
+    return temp
+
+
+def _read_bytes(record_id: str, path: Path) -> bytes:
+    try:
+        # O_NOFOLLOW: a version file that is a symlink could point anywhere on the machine.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as file:
+            return file.read()
+    except OSError as exc:
+        raise _os_error("cannot read the version file", exc, record_id, path) from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _os_error(detail: str, exc: OSError, record_id: str | None, path: Path | None = None) -> StoreError:
+    where = path if path is not None else exc.filename
+    return StoreError(
+        f"{detail}: {exc.strerror or exc}",
+        path=str(where) if where is not None else None,
+        record_id=record_id,
+        hint=_HINT if path is not None else None,
+    )

@@ -1,0 +1,419 @@
+"""`PostgresStore`: the `RecordStore` port on a PostgreSQL server, for memory shared by many agents.
+
+Role (DESIGN.md §4, §6; seed 001 stores): the same append-only contract as the in-memory reference
+adapter, behind a real server so that several processes and machines can write one memory.
+
+Invariants kept here:
+
+- A row of ``versions`` holds the canonical JSON bytes of one version (``bytea``), so every read
+  gives back the exact signed bytes; a row that does not is reported, never repaired.
+- ``records`` holds one row per record: its latest version number and the filter columns of that
+  version (state, type, kind, subject, namespace, tags, created_at) that ``list`` queries.
+- ``put`` runs in one transaction under a transaction-level advisory lock on the record id, so
+  writers in any number of processes never lose a version and never share a version number;
+  the primary key ``(record_id, version)`` backs this up.
+- Tables are created on open when absent, under an advisory lock, so two processes opening one
+  schema at once both succeed.
+- ``erase`` replaces every version by the tombstone and then rewrites the tables with
+  ``VACUUM FULL``; what PostgreSQL may still hold afterwards is :data:`ERASURE_LIMITATIONS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+
+from agent_memory.errors import RecordError, RecordNotFound, StoreError
+from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.stores.base import check_next_version, check_record_id
+from agent_memory.wire import loads_json, utc_now
+
+__all__ = ["ERASURE_LIMITATIONS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
+
+SCHEMA_FORMAT = "agent-memory-postgres/1"
+
+# What an erasure cannot reach inside PostgreSQL; the erasure receipt reports these (DESIGN.md §9).
+ERASURE_LIMITATIONS: tuple[str, ...] = (
+    "PostgreSQL keeps the erased row versions in its write-ahead log (pg_wal) until those segments "
+    "are recycled, and in every WAL archive, base backup and replica made before the erasure.",
+    "VACUUM FULL writes new table files; the file system frees the blocks of the old files without "
+    "overwriting them.",
+    "A transaction left open elsewhere in the database during the erasure can keep old row versions "
+    "alive through VACUUM FULL; the next VACUUM removes them.",
+    "Server logs hold statement text only where logging is configured to (log_statement, "
+    "log_min_error_statement).",
+)
+
+_SCHEMA_NAME = re.compile(r"\A[a-z_][a-z0-9_]{0,62}\Z")
+_CONNECT_TIMEOUT_S = 10
+
+_DDL = """
+CREATE SCHEMA IF NOT EXISTS {s};
+CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {s}.records (
+    record_id text COLLATE "C" PRIMARY KEY,
+    latest integer NOT NULL CHECK (latest >= 1),
+    created_at timestamptz NOT NULL,
+    state text NOT NULL, type text NOT NULL, kind text NOT NULL,
+    subject text, namespace text NOT NULL, tags text[] NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_order ON {s}.records (created_at, record_id);
+CREATE INDEX IF NOT EXISTS records_subject ON {s}.records (namespace, subject) WHERE subject IS NOT NULL;
+CREATE TABLE IF NOT EXISTS {s}.versions (
+    record_id text COLLATE "C" NOT NULL REFERENCES {s}.records (record_id),
+    version integer NOT NULL CHECK (version >= 1),
+    updated_at timestamptz NOT NULL,
+    canonical bytea NOT NULL,
+    PRIMARY KEY (record_id, version)
+);
+-- No planner statistics on content: pg_statistic would keep samples of erased values.
+ALTER TABLE {s}.records ALTER subject SET STATISTICS 0, ALTER namespace SET STATISTICS 0,
+    ALTER tags SET STATISTICS 0;
+ALTER TABLE {s}.versions ALTER canonical SET STATISTICS 0;
+INSERT INTO {s}.meta (key, value) VALUES ('format', {format}) ON CONFLICT (key) DO NOTHING;
+"""
+_UPSERT_HEAD = """
+INSERT INTO {s}.records (record_id, latest, created_at, state, type, kind, subject, namespace, tags)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (record_id) DO UPDATE SET latest = EXCLUDED.latest, created_at = EXCLUDED.created_at,
+    state = EXCLUDED.state, type = EXCLUDED.type, kind = EXCLUDED.kind, subject = EXCLUDED.subject,
+    namespace = EXCLUDED.namespace, tags = EXCLUDED.tags
+"""
+
+
+def connect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
+    """Open an autocommit connection to the server ``dsn`` names.
+
+    ``dsn`` is a libpq connection string, ``postgresql://user[:password]@host:port/dbname`` or
+    ``host=… port=… dbname=… user=…``. A connection attempt gives up after 10 s unless the
+    DSN sets ``connect_timeout``.
+
+    Raises:
+        StoreError: The DSN cannot be parsed, or the server cannot be reached or refuses the
+            login; the message names host, port, database and user, never the password.
+    """
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        # libpq's message quotes the whole DSN, password included: say nothing of it.
+        raise StoreError(
+            "not a valid PostgreSQL DSN",
+            hint="use postgresql://USER@HOST:PORT/DBNAME or 'host=… port=… dbname=… user=…'",
+        ) from None
+    password = str(params.get("password") or "")
+    host = str(params.get("host") or os.environ.get("PGHOST") or "the local socket")
+    port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
+    dbname = str(params.get("dbname") or os.environ.get("PGDATABASE") or "(default)")
+    user = str(params.get("user") or os.environ.get("PGUSER") or "(default)")
+    try:
+        options: dict[str, Any] = (
+            {} if "connect_timeout" in params else {"connect_timeout": _CONNECT_TIMEOUT_S}
+        )
+        return psycopg.connect(dsn, autocommit=True, **options)
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).split())
+        if password:
+            reason = reason.replace(password, "***")
+        raise StoreError(
+            f"cannot connect to PostgreSQL at {host}:{port} (database {dbname}, user {user}): {reason}",
+            hint=f"check that the server runs and accepts TCP connections on {host}:{port}",
+        ) from None
+
+
+class PostgresStore:
+    """Record versions in two tables of one PostgreSQL schema (seed 001 stores, DESIGN.md §6).
+
+    One connection per store object, used by one thread at a time (a lock serialises them);
+    open one store per process. The connection is reopened after it breaks.
+
+    Args:
+        dsn: A libpq connection string (see :func:`connect`).
+        schema: The schema that holds the tables; created when absent. Lower-case letters,
+            digits and ``_``, at most 63 characters.
+
+    Raises:
+        StoreError: The schema name is refused, the server is unreachable, or the schema holds
+            tables of another format.
+    """
+
+    erasure_limitations: tuple[str, ...] = ERASURE_LIMITATIONS
+
+    def __init__(self, dsn: str, *, schema: str = "agent_memory") -> None:
+        if not _SCHEMA_NAME.match(schema):
+            raise StoreError(f"refused schema name {schema!r}: lower-case letters, digits and _ only")
+        self._dsn = dsn
+        self.schema = schema
+        self._lock = threading.RLock()
+        self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._ident = sql.Identifier(schema)
+        self._q = {n: sql.SQL(text).format(s=self._ident) for n, text in _STATEMENTS.items() if n != "list"}
+        try:
+            self._create_tables()
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ the port
+
+    def put(self, record: MemoryRecord) -> int:
+        """Append ``record`` as the next version of its id; return that version number (1-based).
+
+        Raises:
+            StoreError: The id is refused, a stored version is unreadable, or the server failed;
+                nothing is written.
+            RecordError: An immutable field differs from the previous version.
+            LifecycleError: The state change is not one of the seven legal moves.
+        """
+        if not isinstance(record, MemoryRecord):
+            raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+        check_record_id(record.id)
+        data = record.canonical_bytes()
+        with self._transaction(record.id) as cur:
+            cur.execute(self._q["lock"], (self._lock_key(record.id),))
+            cur.execute(self._q["latest"], (record.id,))
+            row = cur.fetchone()
+            previous = None if row is None else self._decode(record.id, row[0], row[1])
+            check_next_version(previous, record)
+            version = 1 if row is None else int(row[0]) + 1
+            cur.execute(self._q["upsert_head"], (record.id, version, *_filter_columns(record)))
+            cur.execute(self._q["insert_version"], (record.id, version, record.updated_at, data))
+        return version
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version.
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: The id is refused or the stored row is not a canonical record (named).
+        """
+        check_record_id(record_id)
+        with self._transaction(record_id) as cur:
+            cur.execute(self._q["latest"], (record_id,))
+            row = cur.fetchone()
+        if row is None:
+            raise RecordNotFound("the store holds no such record", record_id=record_id)
+        return self._decode(record_id, row[0], row[1])
+
+    def history(self, record_id: str) -> list[MemoryRecord]:
+        """Return every version, oldest first.
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: The id is refused or a stored row is not a canonical record (named).
+        """
+        check_record_id(record_id)
+        with self._transaction(record_id) as cur:
+            cur.execute(self._q["history"], (record_id,))
+            rows = cur.fetchall()
+        if not rows:
+            raise RecordNotFound("the store holds no such record", record_id=record_id)
+        return [self._decode(record_id, version, data) for version, data in rows]
+
+    def list(
+        self,
+        *,
+        state: State | None = None,
+        type: RecordType | None = None,
+        tag: str | None = None,
+        kind: Kind | None = None,
+        subject: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Return the latest version of every record matching all given filters, by ``(created_at, id)``.
+
+        Filters run in SQL on the columns of the latest version, with the semantics of
+        :func:`agent_memory.stores.base.filter_records`.
+
+        Raises:
+            StoreError: The server failed or a stored row is not a canonical record.
+        """
+        columns = {"state": state, "type": type, "kind": kind, "subject": subject, "namespace": namespace}
+        conditions: list[sql.Composable] = [
+            sql.SQL("r.{} = %s").format(sql.Identifier(c)) for c, v in columns.items() if v is not None
+        ]
+        params: list[Any] = [str(v) for v in columns.values() if v is not None]
+        if tag is not None:
+            conditions.append(sql.SQL("%s = ANY(r.tags)"))
+            params.append(tag)
+        where = sql.SQL(" AND ").join([sql.SQL("TRUE"), *conditions])
+        with self._transaction() as cur:
+            cur.execute(sql.SQL(_STATEMENTS["list"]).format(s=self._ident, where=where), params)
+            rows = cur.fetchall()
+        return [self._decode(record_id, version, data) for record_id, version, data in rows]
+
+    def contains(self, record_id: str) -> bool:
+        """Return whether the store holds any version of ``record_id`` (a tombstone counts).
+
+        Raises:
+            StoreError: The id is malformed or the server failed.
+        """
+        check_record_id(record_id)
+        with self._transaction(record_id) as cur:
+            cur.execute(self._q["contains"], (record_id,))
+            return cur.fetchone() is not None
+
+    # ------------------------------------------------------------------ erasure
+
+    def erase(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
+        """Replace every version of ``record_id`` by its tombstone, then ``VACUUM FULL`` the tables.
+
+        The version count is kept; id, ``birth_digest`` and the links survive as seed 001 requires
+        (DESIGN.md §9). What PostgreSQL may still hold afterwards is listed in
+        :attr:`erasure_limitations` for the erasure receipt.
+
+        Args:
+            record_id: The record to erase.
+            reason: Why; stored in the tombstone's ``redaction_reason``.
+            now: The tombstone's ``updated_at``; defaults to the current UTC time.
+
+        Returns:
+            The tombstone that now stands in every version.
+
+        Raises:
+            RecordNotFound: No such record.
+            RecordError: The record is already erased, or ``reason`` is empty.
+            StoreError: The server failed (nothing is changed), or ``VACUUM FULL`` did not
+                rewrite the tables (the tombstones are written; old row versions may remain).
+        """
+        check_record_id(record_id)
+        with self._transaction(record_id) as cur:
+            cur.execute(self._q["lock"], (self._lock_key(record_id),))
+            cur.execute(self._q["latest"], (record_id,))
+            row = cur.fetchone()
+            if row is None:
+                raise RecordNotFound("the store holds no such record", record_id=record_id)
+            tombstone = self._decode(record_id, row[0], row[1]).tombstone(reason, now=now or utc_now())
+            cur.execute(
+                self._q["erase_versions"], (tombstone.updated_at, tombstone.canonical_bytes(), record_id)
+            )
+            cur.execute(self._q["upsert_head"], (record_id, row[0], *_filter_columns(tombstone)))
+        self._vacuum_full(record_id)
+        return tombstone
+
+    def _vacuum_full(self, record_id: str) -> None:
+        with self._lock:
+            conn = self._connection()
+            try:
+                before = conn.execute(self._q["filenodes"], (self.schema,)).fetchall()
+                conn.execute(self._q["vacuum"])
+                after = conn.execute(self._q["filenodes"], (self.schema,)).fetchall()
+            except psycopg.Error as exc:
+                raise self._error(exc, record_id) from None
+        if set(before) & set(after):
+            # VACUUM only warns when it skips a table it does not own.
+            raise StoreError(
+                "VACUUM FULL did not rewrite the tables; old row versions may remain",
+                record_id=record_id,
+                hint=f"run VACUUM FULL on {self.schema}.versions and {self.schema}.records as their owner",
+            )
+
+    # ------------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        """Close the connection; a later call reopens it."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = connect(self._dsn)
+        return self._conn
+
+    @contextmanager
+    def _transaction(self, record_id: str | None = None) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    yield cur
+            except psycopg.Error as exc:
+                raise self._error(exc, record_id) from None
+
+    def _error(self, exc: psycopg.Error, record_id: str | None) -> StoreError:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        return StoreError(f"PostgreSQL failed: {detail}", path=self._where(), record_id=record_id)
+
+    def _create_tables(self) -> None:
+        with self._transaction() as cur:
+            cur.execute(self._q["lock"], (self._lock_key("schema"),))
+            cur.execute("SELECT to_regclass(%s)", (f"{self.schema}.versions",))
+            row = cur.fetchone()
+            if row is None or row[0] is None:
+                cur.execute(sql.SQL(_DDL).format(s=self._ident, format=sql.Literal(SCHEMA_FORMAT)))
+            cur.execute(self._q["format"])
+            found = cur.fetchone()
+        if found is None or found[0] != SCHEMA_FORMAT:
+            raise StoreError(
+                f"holds tables of format {found[0] if found else None!r}, expected {SCHEMA_FORMAT!r}",
+                path=self._where(),
+                hint="open another schema with PostgresStore(dsn, schema=…)",
+            )
+
+    def _lock_key(self, name: str) -> int:
+        digest = hashlib.blake2b(f"{self.schema}\0{name}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big", signed=True)
+
+    def _where(self, record_id: str | None = None, version: int | None = None) -> str:
+        where = f"postgresql:{self.schema}"
+        return where if record_id is None else f"{where}.versions[{record_id} v{version}]"
+
+    def _decode(self, record_id: str, version: int, data: bytes) -> MemoryRecord:
+        where = self._where(record_id, version)
+        hint = "the row was changed outside agent-memory; restore it from a backup or an export"
+        try:
+            record = MemoryRecord.from_wire(loads_json(bytes(data), path=where), path=where)
+        except RecordError as exc:
+            raise StoreError(f"not a valid record: {exc.detail}", path=where, hint=hint) from None
+        if record.id != record_id or record.canonical_bytes() != bytes(data):
+            raise StoreError("the row does not hold this record's canonical bytes", path=where, hint=hint)
+        return record
+
+
+def _filter_columns(record: MemoryRecord) -> tuple[Any, ...]:
+    return (
+        record.created_at,
+        record.state.value,
+        record.type.value,
+        record.effective_kind.value,
+        record.subject,
+        record.effective_namespace,
+        list(record.tags),
+    )
+
+
+_STATEMENTS = {
+    "format": "SELECT value FROM {s}.meta WHERE key = 'format'",
+    "lock": "SELECT pg_advisory_xact_lock(%s)",
+    "latest": "SELECT version, canonical FROM {s}.versions WHERE record_id = %s"
+    " ORDER BY version DESC LIMIT 1",
+    "history": "SELECT version, canonical FROM {s}.versions WHERE record_id = %s ORDER BY version",
+    "contains": "SELECT 1 FROM {s}.records WHERE record_id = %s",
+    "upsert_head": _UPSERT_HEAD,
+    "insert_version": "INSERT INTO {s}.versions (record_id, version, updated_at, canonical)"
+    " VALUES (%s, %s, %s, %s)",
+    "erase_versions": "UPDATE {s}.versions SET updated_at = %s, canonical = %s WHERE record_id = %s",
+    "vacuum": "VACUUM FULL {s}.versions, {s}.records",
+    "filenodes": "SELECT pg_relation_filenode(c.oid) FROM pg_class c"
+    " WHERE c.relnamespace = %s::regnamespace AND c.relname IN ('versions', 'records')",
+    "list": "SELECT r.record_id, v.version, v.canonical FROM {s}.records r"
+    " JOIN {s}.versions v ON v.record_id = r.record_id AND v.version = r.latest"
+    " WHERE {where} ORDER BY r.created_at, r.record_id",
+}

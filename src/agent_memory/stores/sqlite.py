@@ -1,0 +1,382 @@
+"""`SQLiteStore`: record versions in one SQLite database (stdlib ``sqlite3``, WAL).
+
+Schema (seed 001 stores, origin-notes §1.16, DESIGN.md §4)::
+
+    versions(record_id, version, payload)      every version; payload = the canonical JSON bytes
+    records(record_id, version, state, type,   the latest version's number and the list filters;
+            kind, subject, namespace,          kind and namespace hold the effective values,
+            created_at)                        created_at in integer milliseconds since the epoch
+    record_tags(record_id, tag)                the latest version's tags
+
+Invariants:
+
+- A payload is exactly ``record.canonical_bytes()``, so a signed record reads back to the
+  bytes its signature covers. Rows are appended, never updated, except by :meth:`erase`.
+- Every write is one ``BEGIN IMMEDIATE`` transaction that re-reads the latest version and
+  runs :func:`check_next_version` inside it, so concurrent writers (threads or processes)
+  serialise and none loses a version; a busy database is waited for (``busy_timeout``) and
+  retried.
+- :meth:`list` filters in SQL and agrees with :func:`filter_records`, in its order
+  ``(created_at, id)``.
+- After :meth:`erase` no erased byte remains in the database, its ``-wal`` or ``-shm``:
+  ``secure_delete`` zeroes freed content, then a WAL checkpoint (TRUNCATE) and ``VACUUM``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any, TypeVar
+
+from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
+from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.stores.base import check_next_version, check_record_id
+from agent_memory.wire import loads_json, utc_now
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS versions (
+    record_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (record_id, version)
+);
+CREATE TABLE IF NOT EXISTS records (
+    record_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    namespace TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_order ON records (created_at, record_id);
+CREATE INDEX IF NOT EXISTS records_subject ON records (namespace, subject);
+CREATE TABLE IF NOT EXISTS record_tags (
+    record_id TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (record_id, tag)
+);
+CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags (tag);
+"""
+_LIST_SELECT = (
+    "SELECT v.record_id, v.version, v.payload FROM records r"
+    " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
+)
+_HINT = "run agent-memory doctor"
+_BUSY_TIMEOUT_MS = 5000
+_ATTEMPTS = 16  # each after a full busy_timeout wait, like the origin's store
+
+_T = TypeVar("_T")
+# Spelled here because inside the class body ``list`` names the port's method.
+_Records = list[MemoryRecord]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class SQLiteStore:
+    """Append-only record versions in a SQLite database (a :class:`RecordStore`).
+
+    One connection is shared by all threads under a lock; other processes may open the same
+    file at the same time. Close the store (or use it as a context manager) when done.
+
+    Args:
+        path: The database file, created if absent, or ``":memory:"`` (one private database
+            per store).
+
+    Raises:
+        StoreError: The file cannot be opened as a database of this schema.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the database: {exc}", path=self.path) from exc
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._conn.execute("PRAGMA secure_delete = ON")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            if self.path != ":memory:":
+                self._retrying(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            self._transaction(self._create_schema)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    # ------------------------------------------------------------------ the port
+
+    def put(self, record: MemoryRecord) -> int:
+        """Append ``record`` as the next version of its id; return the version number (1-based).
+
+        Raises:
+            StoreError: The id is refused, the database stayed locked, or a stored version is unreadable.
+            RecordError: An immutable field differs from the previous version.
+            LifecycleError: The state change is not one of the seven legal moves.
+        """
+        return self.put_many([record])[0]
+
+    def put_many(self, records: Iterable[MemoryRecord]) -> builtins.list[int]:
+        """Append several versions in one transaction (all or none); return their version numbers.
+
+        Every record gets the checks of :meth:`put`, in order, so a batch may hold several
+        versions of one id. About 20× faster than separate puts: one fsync per batch.
+
+        Raises:
+            StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
+        """
+        batch = []
+        for record in records:
+            if not isinstance(record, MemoryRecord):
+                raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+            check_next_version(None, record)  # a bad id or a tombstone fails before the lock
+            batch.append((record, record.canonical_bytes()))
+
+        def write(conn: sqlite3.Connection) -> list[int]:
+            written: dict[str, tuple[int, MemoryRecord]] = {}
+            numbers: builtins.list[int] = []
+            for record, payload in batch:
+                number, previous = written[record.id] if record.id in written else self._latest(record.id)
+                check_next_version(previous, record)
+                conn.execute("INSERT INTO versions VALUES (?, ?, ?)", (record.id, number + 1, payload))
+                written[record.id] = (number + 1, record)
+                numbers.append(number + 1)
+            for number, record in written.values():
+                self._index(conn, number, record)
+            return numbers
+
+        return self._transaction(write)
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version.
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: The id is refused, or the stored row is unreadable (database and version named).
+        """
+        _, record = self._latest(check_record_id(record_id))
+        if record is None:
+            raise RecordNotFound("no such record", record_id=record_id)
+        return record
+
+    def history(self, record_id: str) -> _Records:
+        """Return every version, oldest first.
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: The id is refused, or a stored row is unreadable.
+        """
+        rows = self._query(
+            "SELECT record_id, version, payload FROM versions WHERE record_id = ? ORDER BY version",
+            (check_record_id(record_id),),
+        )
+        if not rows:
+            raise RecordNotFound("no such record", record_id=record_id)
+        return [self._decode(*row) for row in rows]
+
+    def list(
+        self,
+        *,
+        state: State | None = None,
+        type: RecordType | None = None,
+        tag: str | None = None,
+        kind: Kind | None = None,
+        subject: str | None = None,
+        namespace: str | None = None,
+    ) -> _Records:
+        """Return the latest version of every matching record, by ``(created_at, id)``.
+
+        Raises:
+            StoreError: A stored row is unreadable.
+        """
+        where: builtins.list[str] = []
+        params: builtins.list[str] = []
+        for column, value in (
+            ("state", state),
+            ("type", type),
+            ("kind", kind),
+            ("subject", subject),
+            ("namespace", namespace),
+        ):
+            if value is not None:
+                where.append(f"r.{column} = ?")
+                params.append(str(value))
+        if tag is not None:
+            where.append("EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = r.record_id AND t.tag = ?)")
+            params.append(tag)
+        # Only fixed column names are spliced into the SQL; every value is bound.
+        clause = "WHERE " + " AND ".join(where) if where else ""
+        sql = " ".join((_LIST_SELECT, clause, "ORDER BY r.created_at, r.record_id"))
+        return [self._decode(*row) for row in self._query(sql, tuple(params))]
+
+    def contains(self, record_id: str) -> bool:
+        """Return whether the store holds any version of ``record_id``.
+
+        Raises:
+            StoreError: The id is refused.
+        """
+        rows = self._query("SELECT 1 FROM records WHERE record_id = ?", (check_record_id(record_id),))
+        return bool(rows)
+
+    # ------------------------------------------------------------------ beyond the port
+
+    def erase(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
+        """Replace every version's payload by the tombstone, then :meth:`purge`; return the tombstone.
+
+        The tombstone is built from the latest version (seed 001 redaction, DESIGN.md §9);
+        the version count is kept.
+
+        Raises:
+            RecordNotFound: No such record.
+            RecordError: The record is already a tombstone, or ``reason`` is empty.
+            StoreError: The id is refused, or the purge could not finish (the tombstone is
+                written; call :meth:`purge` again once other connections are idle).
+        """
+        check_record_id(record_id)
+
+        def write(conn: sqlite3.Connection) -> MemoryRecord:
+            number, latest = self._latest(record_id)
+            if latest is None:
+                raise RecordNotFound("no such record", record_id=record_id)
+            tombstone = latest.tombstone(reason, now=now if now is not None else utc_now())
+            payload = tombstone.canonical_bytes()
+            conn.execute("UPDATE versions SET payload = ? WHERE record_id = ?", (payload, record_id))
+            self._index(conn, number, tombstone)
+            return tombstone
+
+        tombstone = self._transaction(write)
+        self.purge()
+        return tombstone
+
+    def purge(self) -> None:
+        """Leave no freed byte in the database files: WAL checkpoint (TRUNCATE), ``VACUUM``, checkpoint.
+
+        Raises:
+            StoreError: Another connection kept the WAL busy through every retry.
+        """
+
+        def run() -> None:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("VACUUM")
+            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                raise sqlite3.OperationalError("database is locked (WAL checkpoint)")
+
+        with self._lock:
+            self._retrying(run)
+
+    # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _create_schema(conn: sqlite3.Connection) -> None:
+        found = conn.execute("PRAGMA user_version").fetchone()[0]
+        if found not in (0, _SCHEMA_VERSION):
+            raise StoreError(f"unknown schema version {found} (this library writes {_SCHEMA_VERSION})")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+
+    @staticmethod
+    def _index(conn: sqlite3.Connection, number: int, record: MemoryRecord) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                number,
+                record.state.value,
+                record.type.value,
+                record.effective_kind.value,
+                record.subject,
+                record.effective_namespace,
+                (record.created_at - _EPOCH) // timedelta(milliseconds=1),
+            ),
+        )
+        conn.execute("DELETE FROM record_tags WHERE record_id = ?", (record.id,))
+        tags = [(record.id, tag) for tag in record.tags]
+        conn.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", tags)
+
+    def _latest(self, record_id: str) -> tuple[int, MemoryRecord | None]:
+        rows = self._query(
+            "SELECT record_id, version, payload FROM versions"
+            " WHERE record_id = ? ORDER BY version DESC LIMIT 1",
+            (record_id,),
+        )
+        return (rows[0][1], self._decode(*rows[0])) if rows else (0, None)
+
+    def _decode(self, record_id: str, version: int, payload: bytes) -> MemoryRecord:
+        where = f"{self.path}#versions[{version}]"
+        try:
+            record = MemoryRecord.from_wire(loads_json(payload))
+        except (AgentMemoryError, ValueError, TypeError) as exc:
+            detail = exc.detail if isinstance(exc, AgentMemoryError) else str(exc)
+            raise StoreError(
+                f"unreadable row: {detail}", path=where, record_id=record_id, hint=_HINT
+            ) from exc
+        if record.id != record_id:
+            raise StoreError(f"the row holds {record.id}", path=where, record_id=record_id, hint=_HINT)
+        return record
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Any]:
+        with self._lock:
+            return self._retrying(lambda: self._conn.execute(sql, params).fetchall())
+
+    def _transaction(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        def attempt() -> _T:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = body(self._conn)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            return result
+
+        with self._lock:
+            return self._retrying(attempt)
+
+    def _retrying(self, operation: Callable[[], _T]) -> _T:
+        for attempt in range(_ATTEMPTS):
+            try:
+                return operation()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"database error: {exc}", path=self.path) from exc
+                if attempt == _ATTEMPTS - 1:
+                    raise StoreError(
+                        f"the database stayed locked through {_ATTEMPTS} attempts", path=self.path
+                    ) from exc
+                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # noqa: S311 - jitter, not secrecy
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"database error: {exc}", path=self.path, hint=_HINT) from exc
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,131 @@
+"""Export and import of MemoryFiles: the portable, signed form of a memory (seed 001 §export/import).
+
+Export writes the latest version of every record, signed by the Home's key when one is
+given. Import verifies by default (the file must be signed; every record naming a signer
+must verify), then adds only records whose id the store does not hold yet, and says which
+it skipped. Trust (DESIGN.md §9): a record arrives untainted only when it is signed by a
+trusted key, or unsigned inside a file signed by a trusted key; every other record gets
+``taint: ["external"]`` (which makes it a new, unsigned version: the original signed bytes
+stay in the source file, and the import log entry keeps their sha256). A record's review
+state is never taken from the file. Nothing is written unless every record passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from fg_agent_id import KeyPair
+
+from agent_memory.errors import AgentMemoryError, RecordError
+from agent_memory.memory_file import MemoryFile
+from agent_memory.records import MemoryRecord
+from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.wire import utc_now
+
+__all__ = ["EXTERNAL_TAINT", "ImportReport", "export_memory_file", "import_memory_file", "write_bytes_atomic"]
+
+EXTERNAL_TAINT = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did.
+
+    Attributes:
+        added: Ids of the records written (version 1 each), in file order.
+        skipped: Ids already in the store, left untouched.
+        tainted: Ids among ``added`` that arrived with the ``external`` taint.
+        digests: sha256 hex of each added record's canonical bytes as it was in the file.
+        verified: Whether signatures were checked (False only with ``verify=False``).
+    """
+
+    added: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    tainted: list[str] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
+    verified: bool = True
+
+
+def export_memory_file(
+    store: RecordStore, *, keys: KeyPair | None = None, now: datetime | None = None
+) -> MemoryFile:
+    """Build a MemoryFile of the latest version of every record, ordered by ``(created_at, id)``.
+
+    Signed by ``keys`` (the file's ``agent`` is then its address) when given.
+    """
+    memory_file = MemoryFile(created_at=now or utc_now(), records=tuple(store.list()))
+    return memory_file.sign(keys) if keys is not None else memory_file
+
+
+def import_memory_file(
+    store: RecordStore,
+    memory_file: MemoryFile,
+    *,
+    verify: bool = True,
+    trusted_signers: Collection[str] = (),
+    path: str | None = None,
+) -> ImportReport:
+    """Add the file's records that the store does not hold yet.
+
+    Args:
+        store: Where to write.
+        memory_file: The parsed file.
+        verify: Check the file signature and every record signature first (the default);
+            ``False`` is the explicit opt-out, and then every record is tainted.
+        trusted_signers: ``amp:key:`` addresses whose signatures make a record trusted.
+        path: The file's path, named in errors.
+
+    Raises:
+        SignatureError: With ``verify``, the file or a record does not verify; nothing written.
+        RecordError: A record cannot become a first version (e.g. a tombstone); nothing written.
+    """
+    if verify:
+        memory_file.verify(path=path)
+    trusted = set(trusted_signers)
+    file_trusted = verify and memory_file.agent in trusted
+    report = ImportReport(verified=verify)
+    pending: list[MemoryRecord] = []
+    seen: set[str] = set()
+    for record in memory_file.records:
+        if store.contains(record.id) or record.id in seen:
+            report.skipped.append(record.id)
+            continue
+        seen.add(record.id)
+        signer_trusted = verify and record.signed_by in trusted
+        unsigned_in_trusted_file = file_trusted and not record.signed_by
+        incoming = record
+        if not (signer_trusted or unsigned_in_trusted_file) and EXTERNAL_TAINT not in (record.taint or ()):
+            incoming = record.evolve(taint=(*(record.taint or ()), EXTERNAL_TAINT))
+            report.tainted.append(record.id)
+        try:
+            check_next_version(None, incoming)
+        except AgentMemoryError as exc:
+            raise RecordError(
+                f"cannot import: {exc.detail}", path=path, record_id=record.id, field=exc.field
+            ) from None
+        report.digests[record.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
+        pending.append(incoming)
+    for record in pending:
+        store.put(record)
+        report.added.append(record.id)
+    return report
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and rename (no torn file)."""
+    target = Path(path)
+    temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
