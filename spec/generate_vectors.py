@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
-import importlib
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -36,6 +35,7 @@ from fg_agent_id import KeyPair
 from agent_memory.errors import AgentMemoryError, RecordError, SignatureError
 from agent_memory.lifecycle import begin_transition, supersede
 from agent_memory.memory_file import MemoryFile
+from agent_memory.notes import dump_note, load_note
 from agent_memory.records import MemoryRecord, Provenance, compute_record_id, parse_record_type
 from agent_memory.signing import CONTEXT_MEMORY_FILE, CONTEXT_RECORD, address_of, sign_record, signing_input
 from agent_memory.wire import canonical_json, format_timestamp
@@ -258,23 +258,8 @@ def unicode_cases(rec: _Records) -> list[Json]:
         provenance=provenance,
         created_at=FIXED_TIME,
     )
-    decomposed_keys = MemoryRecord.create(
-        type="fact",
-        body="Two slot keys, one written decomposed.",
-        slots={"cafe\u0301x": "decomposed", "caf\u00e9a": "precomposed"},
-        provenance=provenance,
-        created_at=FIXED_TIME,
-    )
     return [
         non_nfc_case,
-        _record_case(
-            "non_nfc_keys_sort_before_normalisation",
-            "Keys are sorted as given (e + U+0301 sorts before U+00E9), then the whole text is NFC: "
-            "the canonical bytes hold 'caf\u00e9x' before 'caf\u00e9a'.",
-            decomposed_keys,
-            rec.keys,
-            with_bytes=True,
-        ),
         _record_case(
             "emoji_and_non_bmp_keys",
             "Non-ASCII is raw UTF-8. Keys sort by code point: 'a' < U+FF61 < U+1F600 (RFC 8785 "
@@ -375,13 +360,8 @@ def memory_file_case(rec: _Records) -> Json:
 # ---------------------------------------------------------------------- notes
 
 
-def note_cases(rec: _Records) -> list[Json] | None:
-    """Return Markdown note cases, or ``None`` while ``agent_memory.notes`` does not exist yet."""
-    try:
-        notes = importlib.import_module("agent_memory.notes")
-    except ModuleNotFoundError:
-        return None
-    dump_note: Callable[[MemoryRecord], bytes] = notes.dump_note
+def note_cases(rec: _Records) -> list[Json]:
+    """Return Markdown note cases: the exact bytes the writer produces for several records."""
     provenance = Provenance(kind="conversation", ref="session-0200", agent=address_of(rec.keys))
     hostile = MemoryRecord.create(
         type="fact",
@@ -432,7 +412,7 @@ def note_cases(rec: _Records) -> list[Json] | None:
     unicode = MemoryRecord.create(
         type="episode",
         body="Cafe\u0301 opening went fine \U0001f680",
-        slots={"\U0001f600": "grinning face", "cafe\u0301": "decomposed key"},
+        slots={"\U0001f600": "grinning face", "caf\u00e9": "precomposed key"},
         provenance=provenance,
         created_at=FIXED_TIME,
     )
@@ -493,6 +473,60 @@ def note_cases(rec: _Records) -> list[Json] | None:
     return cases
 
 
+def note_rejection_cases(valid: str) -> list[Json]:
+    """Return note files a reader must refuse, each with the field named (``None``: the file layout)."""
+
+    def bad(name: str, field: str | None, about: str, old: str, new: str) -> Json:
+        assert old in valid, name
+        note = valid.replace(old, new, 1)
+        return {"name": name, "about": about, "note": note, "error": "RecordError", "field": field}
+
+    body = "The conformance suite runs on fixed seeds.\n"
+    return [
+        bad("crlf_line_endings", None, "Notes use LF only.", valid, valid.replace("\n", "\r\n")),
+        bad("unclosed_frontmatter", None, "No closing '---' line.", "---\n" + body, body),
+        bad("no_final_newline", None, "The body is followed by one newline.", body, body[:-1]),
+        bad("unquoted_confidence", "confidence", "A YAML float is refused.", '"0.9000"', "0.9000"),
+        bad(
+            "yes_is_not_a_boolean",
+            "flagged",
+            "Only true and false are booleans.",
+            "flagged: false",
+            "flagged: yes",
+        ),
+        bad(
+            "unquoted_date",
+            "created_at",
+            "No date resolution: a bare date is naive.",
+            '"2026-01-01T00:00:00.000Z"\nupdated',
+            "2026-01-01\nupdated",
+        ),
+        bad(
+            "octal_looking_integer",
+            "tags[0]",
+            "Number-like plain scalars are refused.",
+            '["conformance"]',
+            "[012]",
+        ),
+        bad("body_in_frontmatter", "body", "The body is the Markdown.", "tags:", 'body: "x"\ntags:'),
+        bad(
+            "duplicate_key",
+            "state",
+            "Keys are unique.",
+            'state: "active"\n',
+            'state: "active"\nstate: "active"\n',
+        ),
+        bad(
+            "alias",
+            "supersedes",
+            "Anchors and aliases are refused.",
+            "evidence: []\nsupersedes: null",
+            "evidence: &e []\nsupersedes: *e",
+        ),
+        bad("non_string_key", None, "Keys are strings.", "flag_reason: null", "1: null\nflag_reason: null"),
+    ]
+
+
 def _origin_fact(keys: KeyPair) -> MemoryRecord:
     record = MemoryRecord.create(
         type="fact",
@@ -509,7 +543,10 @@ def _origin_fact(keys: KeyPair) -> MemoryRecord:
 # ---------------------------------------------------------------------- refusals
 
 
-def _with(base: Json, **changes: Any) -> Json:
+_DROP = object()  # as a change: remove the field
+
+
+def _changed(base: Json, changes: Mapping[str, Any]) -> Json:
     data = copy.deepcopy(base)
     for key, value in changes.items():
         if value is _DROP:
@@ -519,11 +556,11 @@ def _with(base: Json, **changes: Any) -> Json:
     return data
 
 
-_DROP = object()
-
-
-def _case(name: str, field: str, about: str, data: Json, key: str, error: str) -> Json:
-    return {"name": name, "about": about, key: data, "error": error, "field": field}
+def _cases(key: str, error: str, table: list[tuple[str, str, str, Json]]) -> list[Json]:
+    return [
+        {"name": name, "about": about, key: data, "error": error, "field": field}
+        for name, field, about, data in table
+    ]
 
 
 def rejection_cases(rec: _Records) -> list[Json]:
@@ -531,147 +568,90 @@ def rejection_cases(rec: _Records) -> list[Json]:
     base = rec.preference.to_wire()
     state = rec.state_v1.to_wire()
 
-    def bad(name: str, field: str, about: str, data: Json) -> Json:
-        return _case(name, field, about, data, "input", "RecordError")
+    def on_base(**changes: Any) -> Json:
+        return _changed(base, changes)
+
+    def on_state(**changes: Any) -> Json:
+        return _changed(state, changes)
 
     upper_id = "mem:" + base["id"][4:].upper()
-    return [
-        bad(
-            "float_in_slots",
-            "slots.weight",
-            "No floats anywhere on the wire.",
-            _with(base, slots={"weight": 0.5}),
-        ),
-        bad(
-            "float_in_extra",
-            "x_score",
-            "An unknown field is checked like any other.",
-            _with(base, x_score=0.25),
-        ),
-        bad(
-            "confidence_number",
-            "confidence",
-            "Confidence is a string on the wire.",
-            _with(base, confidence=0.75),
-        ),
-        bad("confidence_short", "confidence", "Exactly four decimals.", _with(base, confidence="0.75")),
-        bad("confidence_long", "confidence", "Exactly four decimals.", _with(base, confidence="0.75000")),
-        bad(
-            "confidence_above_one",
-            "confidence",
-            "Confidence lies in [0, 1].",
-            _with(base, confidence="1.0001"),
-        ),
-        bad(
-            "naive_created_at",
-            "created_at",
-            "A time zone is required.",
-            _with(base, created_at="2026-01-01T00:00:00"),
-        ),
-        bad(
-            "naive_updated_at",
-            "updated_at",
-            "A time zone is required.",
-            _with(base, updated_at="2026-01-01T00:00"),
-        ),
-        bad(
-            "valid_from_not_canonical",
-            "valid_from",
-            "Extension timestamps are canonical: milliseconds required.",
-            _with(state, valid_from="2026-01-01T00:00:00Z"),
-        ),
-        bad(
-            "valid_to_with_offset",
-            "valid_to",
-            "Extension timestamps are canonical: 'Z', not '+00:00'.",
-            _with(state, valid_to="2026-01-02T00:00:00.000+00:00"),
-        ),
-        bad(
-            "wrong_id", "id", "The id is the content address of the birth.", _with(base, id="mem:" + "0" * 32)
-        ),
-        bad("uppercase_id", "id", "The id is lowercase hex.", _with(base, id=upper_id)),
-        bad("unknown_type", "type", "Only the four wire types.", _with(base, type="opinion")),
-        bad(
-            "seed_003_word_on_the_wire",
-            "type",
-            "Seed 003's words map on creation only.",
-            _with(base, type="semantic"),
-        ),
-        bad(
-            "subject_without_kind",
-            "subject",
-            "A subject needs kind state.",
-            _with(base, kind=_DROP, subject="h:x"),
-        ),
-        bad(
-            "subject_with_kind_knowledge",
-            "subject",
-            "A subject needs kind state.",
-            _with(base, subject="h:x"),
-        ),
-        bad(
-            "state_kind_without_subject",
-            "subject",
-            "A state record needs a subject.",
-            _with(state, subject=_DROP),
-        ),
-        bad(
-            "state_kind_empty_subject", "subject", "A state record needs a subject.", _with(state, subject="")
-        ),
-        bad("unknown_kind", "kind", "kind is state or knowledge.", _with(base, kind="fact")),
-        bad("bad_scope", "scope", "scope is one of seed 000's five words.", _with(base, scope="team")),
-        bad(
-            "scope_with_space",
-            "scope",
-            "The wire spells it user-preference.",
-            _with(base, scope="user preference"),
-        ),
-        bad(
-            "bad_epistemic_status",
-            "epistemic_status",
-            "Four words only.",
-            _with(base, epistemic_status="likely"),
-        ),
-        bad("empty_taint_label", "taint[0]", "Labels are non-empty strings.", _with(base, taint=[""])),
-        bad("taint_not_a_list", "taint", "taint is an array of strings.", _with(base, taint="external")),
-        bad(
-            "namespace_padded",
-            "namespace",
-            "No surrounding whitespace.",
-            _with(base, namespace=" user:alice"),
-        ),
-        bad(
-            "rule_without_evidence", "evidence", "A rule needs evidence.", _with(base, type="rule", id=_DROP)
-        ),
-        bad(
-            "transitional_without_block",
-            "transition",
-            "Transitional iff a block.",
-            _with(base, state="transitional"),
-        ),
-        bad(
-            "superseded_without_successor",
-            "superseded_by",
-            "Names its successor.",
-            _with(base, state="superseded"),
-        ),
-        bad("flagged_fact", "flagged", "Only rules can be flagged.", _with(base, flagged=True)),
-        bad("flagged_not_boolean", "flagged", "flagged is a JSON boolean.", _with(base, flagged="false")),
-        bad("redacted_false", "redacted", "redacted appears only as true.", _with(base, redacted=False)),
-        bad(
+    other_provenance = {**base["provenance"], "via": "x"}
+    table = [
+        ("float_in_slots", "slots.weight", "No floats anywhere.", on_base(slots={"weight": 0.5})),
+        ("float_in_extra", "x_score", "Unknown fields obey the value rules.", on_base(x_score=0.25)),
+        ("confidence_number", "confidence", "A string on the wire.", on_base(confidence=0.75)),
+        ("confidence_short", "confidence", "Exactly four decimals.", on_base(confidence="0.75")),
+        ("confidence_long", "confidence", "Exactly four decimals.", on_base(confidence="0.75000")),
+        ("confidence_above_one", "confidence", "At most 1.", on_base(confidence="1.0001")),
+        ("naive_created_at", "created_at", "A zone is required.", on_base(created_at="2026-01-01T00:00:00")),
+        ("naive_updated_at", "updated_at", "A zone is required.", on_base(updated_at="2026-01-01T00:00")),
+        ("valid_from_not_canonical", "valid_from", "Milliseconds required.", on_state(valid_from=_NO_MS)),
+        ("valid_to_with_offset", "valid_to", "Z, not +00:00.", on_state(valid_to=_OFFSET)),
+        ("wrong_id", "id", "The id is the birth's content address.", on_base(id="mem:" + "0" * 32)),
+        ("uppercase_id", "id", "The id is lowercase hex.", on_base(id=upper_id)),
+        ("unknown_type", "type", "Four wire types.", on_base(type="opinion")),
+        ("seed_003_word_on_the_wire", "type", "Mapped on creation only.", on_base(type="semantic")),
+        ("subject_without_kind", "subject", "Needs kind state.", on_base(kind=_DROP, subject="h:x")),
+        ("subject_with_kind_knowledge", "subject", "Needs kind state.", on_base(subject="h:x")),
+        ("state_kind_without_subject", "subject", "State needs a subject.", on_state(subject=_DROP)),
+        ("state_kind_empty_subject", "subject", "State needs a subject.", on_state(subject="")),
+        ("unknown_kind", "kind", "state or knowledge.", on_base(kind="fact")),
+        ("bad_scope", "scope", "Seed 000's five words.", on_base(scope="team")),
+        ("scope_with_space", "scope", "The wire word is user-preference.", on_base(scope="user preference")),
+        ("bad_epistemic_status", "epistemic_status", "Four words.", on_base(epistemic_status="likely")),
+        ("empty_taint_label", "taint[0]", "Non-empty labels.", on_base(taint=[""])),
+        ("taint_not_a_list", "taint", "An array of strings.", on_base(taint="external")),
+        ("namespace_padded", "namespace", "No surrounding whitespace.", on_base(namespace=" user:alice")),
+        ("rule_without_evidence", "evidence", "A rule needs evidence.", on_base(type="rule", id=_DROP)),
+        ("transitional_without_block", "transition", "Iff a block.", on_base(state="transitional")),
+        ("superseded_without_successor", "superseded_by", "Names it.", on_base(state="superseded")),
+        ("flagged_fact", "flagged", "Only rules can be flagged.", on_base(flagged=True)),
+        ("flagged_not_boolean", "flagged", "A JSON boolean.", on_base(flagged="false")),
+        ("redacted_false", "redacted", "Present only as true.", on_base(redacted=False)),
+        (
             "redaction_reason_on_live_record",
             "redaction_reason",
             "Tombstones only.",
-            _with(base, redaction_reason="x"),
+            on_base(redaction_reason="x"),
         ),
-        bad("missing_provenance", "provenance", "provenance is required.", _with(base, provenance=_DROP)),
-        bad(
+        ("missing_provenance", "provenance", "Required.", on_base(provenance=_DROP)),
+        (
+            "slot_key_not_nfc",
+            "slots",
+            "Keys must be NFC: canonical JSON sorts keys before it normalises the text.",
+            on_base(slots={"cafe\u0301": "decomposed"}),
+        ),
+        (
+            "slot_keys_equal_after_nfc",
+            "slots",
+            "Two keys that NFC makes one would collide in the canonical bytes.",
+            on_base(slots={"caf\u00e9": 1, "cafe\u0301": 2}),
+        ),
+        (
+            "confidence_arabic_digits",
+            "confidence",
+            "ASCII digits only.",
+            on_base(confidence="0.\u0669\u0660\u0660\u0660"),
+        ),
+        (
+            "null_namespace",
+            "namespace",
+            "Leave an unset field out; null would vanish.",
+            on_base(namespace=None),
+        ),
+        ("null_birth_digest", "birth_digest", "Leave an unset field out.", on_base(birth_digest=None)),
+        (
             "provenance_unknown_key",
             "provenance",
-            "provenance has exactly kind, ref and agent.",
-            _with(base, provenance={**base["provenance"], "via": "x"}),
+            "kind, ref, agent only.",
+            on_base(provenance=other_provenance),
         ),
     ]
+    return _cases("input", "RecordError", table)
+
+
+_NO_MS = "2026-01-01T00:00:00Z"
+_OFFSET = "2026-01-02T00:00:00.000+00:00"
 
 
 def verification_failure_cases(rec: _Records) -> list[Json]:
@@ -679,41 +659,24 @@ def verification_failure_cases(rec: _Records) -> list[Json]:
     signed = sign_record(rec.state_v1, rec.keys).to_wire()
     other = address_of(KeyPair.from_bytes(bytes(range(1, 33)) + AGREEMENT_SEED))
     # The last base64 character of a 64-byte signature carries 4 unused bits: set one of them.
-    sig = signed["signature"]
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-    last = sig.rstrip("=")[-1]
-    loose = sig.rstrip("=")[:-1] + alphabet[alphabet.index(last) | 1] + "=="
+    sig = signed["signature"].rstrip("=")
+    loose = sig[:-1] + alphabet[alphabet.index(sig[-1]) | 1] + "=="
 
-    def bad(name: str, field: str, about: str, data: Json) -> Json:
-        return _case(name, field, about, data, "record", "SignatureError")
+    def on_signed(**changes: Any) -> Json:
+        return _changed(signed, changes)
 
-    return [
-        bad("tampered_confidence", "signature", "Changed after signing.", _with(signed, confidence="0.9100")),
-        bad(
-            "tampered_extension_field",
-            "signature",
-            "Extension fields are signed.",
-            _with(signed, taint=_DROP),
-        ),
-        bad("tampered_added_extra", "signature", "Unknown fields are signed.", _with(signed, x_added=True)),
-        bad("other_signer", "signature", "signed_by is in the payload.", _with(signed, signed_by=other)),
-        bad(
-            "signer_not_an_address",
-            "signed_by",
-            "Must be an amp:key address.",
-            _with(signed, signed_by="alice"),
-        ),
-        bad(
-            "signature_without_signer",
-            "signed_by",
-            "Nothing to check against.",
-            _with(signed, signed_by=None),
-        ),
-        bad("non_canonical_base64", "signature", "Non-zero unused bits.", _with(signed, signature=loose)),
-        bad(
-            "signature_not_base64", "signature", "Not base64 at all.", _with(signed, signature="not base64!")
-        ),
+    table = [
+        ("tampered_confidence", "signature", "Changed after signing.", on_signed(confidence="0.9100")),
+        ("tampered_extension_field", "signature", "Extension fields are signed.", on_signed(taint=_DROP)),
+        ("tampered_added_extra", "signature", "Unknown fields are signed.", on_signed(x_added=True)),
+        ("other_signer", "signature", "signed_by is in the payload.", on_signed(signed_by=other)),
+        ("signer_not_an_address", "signed_by", "An amp:key address.", on_signed(signed_by="alice")),
+        ("signature_without_signer", "signed_by", "Nothing to check against.", on_signed(signed_by=None)),
+        ("non_canonical_base64", "signature", "Non-zero unused bits.", on_signed(signature=loose)),
+        ("signature_not_base64", "signature", "Not base64 at all.", on_signed(signature="not base64!")),
     ]
+    return _cases("record", "SignatureError", table)
 
 
 def file_verification_failure_cases(rec: _Records, file_case: Mapping[str, Any]) -> list[Json]:
@@ -724,35 +687,24 @@ def file_verification_failure_cases(rec: _Records, file_case: Mapping[str, Any])
     # Re-signed after the record was changed: the file signature holds, the record's does not.
     resigned = MemoryFile.from_wire(inner).sign(rec.keys).to_wire()
 
-    def bad(name: str, field: str, about: str, data: Json) -> Json:
-        return _case(name, field, about, data, "file", "SignatureError")
+    def on_file(**changes: Any) -> Json:
+        return _changed(signed, changes)
 
-    return [
-        bad(
-            "unsigned_file",
-            "signature",
-            "A missing file signature is a failure.",
-            _with(signed, signature=""),
-        ),
-        bad("file_without_agent", "agent", "No agent, nothing to verify against.", _with(signed, agent=None)),
-        bad("tampered_created_at", "signature", "Every field is signed.", _with(signed, created_at=_LATER)),
-        bad("dropped_extra", "signature", "Unknown fields are signed.", _with(signed, x_exported_from=_DROP)),
-        bad(
+    later = "2026-01-04T00:00:00.001Z"
+    table = [
+        ("unsigned_file", "signature", "A missing signature is a failure.", on_file(signature="")),
+        ("file_without_agent", "agent", "Nothing to verify against.", on_file(agent=None)),
+        ("tampered_created_at", "signature", "Every field is signed.", on_file(created_at=later)),
+        ("dropped_extra", "signature", "Unknown fields are signed.", on_file(x_exported_from=_DROP)),
+        (
             "dropped_record",
             "signature",
             "The record list is signed.",
-            _with(signed, records=signed["records"][:-1]),
+            on_file(records=signed["records"][:-1]),
         ),
-        bad(
-            "record_changed_then_file_resigned",
-            "signature",
-            "A valid file signature does not vouch for a record's own signature.",
-            resigned,
-        ),
+        ("record_changed_then_file_resigned", "signature", "The file does not vouch for records.", resigned),
     ]
-
-
-_LATER = "2026-01-04T00:00:00.001Z"
+    return _cases("file", "SignatureError", table)
 
 
 def _check_refusals(vectors: Mapping[str, Any]) -> None:
@@ -764,6 +716,8 @@ def _check_refusals(vectors: Mapping[str, Any]) -> None:
         _expect(case, lambda c: verify_record(MemoryRecord.from_wire(c["record"])), SignatureError)
     for case in vectors["file_verification_failures"]:
         _expect(case, lambda c: MemoryFile.from_wire(c["file"]).verify(), SignatureError)
+    for case in vectors["note_rejections"]:
+        _expect(case, lambda c: load_note(c["note"].encode("utf-8")), RecordError)
 
 
 def _expect(
@@ -802,9 +756,8 @@ def build() -> Json:
         "tombstones": tombstone_cases(rec),
         "memory_file": memory_file_case(rec),
     }
-    notes = note_cases(rec)
-    if notes is not None:
-        vectors["notes"] = notes
+    vectors["notes"] = note_cases(rec)
+    vectors["note_rejections"] = note_rejection_cases(vectors["notes"][0]["note"])
     vectors["rejections"] = rejection_cases(rec)
     vectors["verification_failures"] = verification_failure_cases(rec)
     vectors["file_verification_failures"] = file_verification_failure_cases(rec, vectors["memory_file"])

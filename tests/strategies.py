@@ -5,10 +5,15 @@ optional and extension fields present or absent, nested `slots`/`extra` values, 
 and records signed by `KEYS`. Strings mix arbitrary Unicode (no lone surrogates) with text
 that is hostile to YAML and to line-based parsing: `no`, `1.0`, dates, `---` lines, CRLF,
 U+2028, NEL, BOMs, C0/C1 controls and keys longer than YAML's implicit-key limit.
+
+Each Hypothesis draw costs tens of microseconds, so the strategies draw little: a string is
+one pick from the hostile pool plus one Unicode text, and a single integer says which
+optional fields a record has. That keeps 2,000 examples to a few seconds.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -29,120 +34,184 @@ from agent_memory.records import (
 )
 from agent_memory.signing import sign_record
 
-__all__ = ["HOSTILE_STRINGS", "KEYS", "TRICKY_CHARACTERS", "json_values", "records", "texts", "timestamps"]
+__all__ = [
+    "HOSTILE_STRINGS",
+    "KEYS",
+    "LINE_BREAKS",
+    "LONG_KEYS",
+    "TRICKY_CHARACTERS",
+    "json_values",
+    "records",
+    "texts",
+    "timestamps",
+]
 
 # The golden vectors' key pair: Ed25519 seed bytes 0..31, agreement seed 96..127.
 KEYS = KeyPair.from_bytes(bytes(range(32)) + bytes(range(96, 128)))
 
 HOSTILE_STRINGS = (
-    *("no", "yes", "NO", "Yes", "on", "off", "y", "n", "true", "False", "null", "Null", "~", ""),
+    *("no", "yes", "NO", "Yes", "on", "off", "y", "n", "true", "False", "null", "Null", "~"),
     *("1.0", "0.9", "-1", "012", "0x1F", "1e5", ".inf", ".nan", "12:30", "1_000", "+1"),
     *("2026-01-01", "2026-01-01T00:00:00Z", "2026-01-01 00:00:00"),
     *(":", "a: b", "a:b", "#", "# comment", " #x", "&a", "!tag", "!!str", "*x", "- x", "-", "? x", "?"),
     *("[", "]", "{", "}", ",", "%", "%YAML 1.1", "@", "`", "'", '"', "\\", "|", ">", "<<", "="),
-    *("---", "...", "--- x", " ", "\t", "mem:0123456789abcdef0123456789abcdef", "body"),
+    *("---", "...", "--- x", " ", "\t", "mem:0123456789abcdef0123456789abcdef", "body", "e\u0301", "🧠"),
 )
 TRICKY_CHARACTERS = (
     "\x00\t\n\r\x0b\x0c\x1b\x1f\x7f\x80\x85\x9f\xa0\u2028\u2029\ufeff\ufffe\uffff\ufffd"
     "\u0301\u200b\u200d\ud7ff\ue000\U0001f9e0\U0001fffe\U0010ffff"
 )
-_LINE_BREAKS = ("\n", "\r\n", "\r", "\u2028", "\u0085", "\n---\n", "\n\n", "---\n", "\n---")
+LINE_BREAKS = ("\n", "\r\n", "\r", "\u2028", "\u0085", "\n---\n", "\n\n", "---\n", "\n---")
 # Written longer than YAML's 1024-character implicit-key limit (NEL is written as \u0085).
 LONG_KEYS = ("k" * 1100, "\x85" * 200, "é" * 1001)
 
-_atoms = st.one_of(
-    st.sampled_from(HOSTILE_STRINGS),
-    st.text(st.characters(codec="utf-8"), max_size=8),
-    st.text(st.sampled_from(TRICKY_CHARACTERS), min_size=1, max_size=3),
-    st.sampled_from(_LINE_BREAKS),
+_HEADS = ("", *HOSTILE_STRINGS, *TRICKY_CHARACTERS, *LINE_BREAKS, *LONG_KEYS)
+_TAILS = ("", "", "", " ", *LINE_BREAKS)
+_KNOWN = {*WIRE_FIELDS, *EXTENSION_FIELDS, "occurred_at", "redacted", "redaction_reason", "birth_digest"}
+_EXTRA_WORDS = ("custom", "x_note", "_private", "yes", "no", "on", "y", "null", "Key", "x-custom", "a b", "")
+# One bit each of a single drawn integer: which optional fields a record carries.
+_OPTIONAL = (
+    *("updated_at", "ref", "agent", "supersedes", "state_reason", "flag_reason", "occurred_at", "namespace"),
+    *("scope", "valid_from", "valid_to", "taint", "sources", "epistemic_status", "superseded_by"),
 )
-texts = st.one_of(_atoms, st.lists(_atoms, min_size=2, max_size=4).map("".join))
-_nonempty = texts.filter(bool)
-_optional_texts = st.none() | texts
-_ids = st.binary(min_size=16, max_size=16).map(lambda b: "mem:" + b.hex())
-_refs = _ids | _nonempty
-_namespaces = texts.map(lambda s: "".join(c for c in s if ord(c) >= 32).strip()).filter(bool)
-
+_ZONES = (UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-11)))
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_zones = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-11))])
-# Microseconds from 1970 to 2200 in a few time zones: one draw each, unlike st.datetimes().
+
+# Strategies are built once: building one per draw costs as much as the draw.
+_head_and_tail = st.integers(0, len(_HEADS) * len(_TAILS) - 1)
+_unicode = st.text(st.characters(codec="utf-8"), max_size=8)
+_ids = st.binary(min_size=16, max_size=16).map(lambda b: "mem:" + b.hex())
+_booleans = st.booleans()
+_integers = st.integers(-(2**70), 2**70)
+_up_to_two = st.integers(0, 2)
+_up_to_three = (st.integers(0, 3), st.integers(1, 3))
+_one_in_eight = st.integers(0, 7)
+_confidences = st.integers(0, 10_000)
+_json_kinds = (st.integers(0, 4), st.integers(0, 6))  # null, false, true, integer, string | array, object
+_extra_words = st.integers(0, len(_EXTRA_WORDS))
+_present = st.integers(0, 2 ** len(_OPTIONAL) - 1)
+_types = st.sampled_from(RecordType)
+_states = st.sampled_from(State)
+_kinds = st.sampled_from([None, Kind.KNOWLEDGE, Kind.STATE])
+_scopes = st.sampled_from(Scope)
+_statuses = st.sampled_from(EpistemicStatus)
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    """Draw a string: a hostile or tricky piece, arbitrary Unicode, then maybe a line break."""
+    head, tail = divmod(draw(_head_and_tail), len(_TAILS))
+    return _HEADS[head] + draw(_unicode) + _TAILS[tail]
+
+
+_texts = texts()
+_labels = _texts.map(lambda s: s or "?")  # non-empty, where a field requires it
+_namespaces = _texts.map(lambda s: "".join(c for c in s if ord(c) >= 32).strip() or "default")
+# Instants from 1970 to 2200 with microseconds, in a few time zones.
 timestamps = st.builds(
     lambda us, zone: (_EPOCH + timedelta(microseconds=us)).astimezone(zone),
     st.integers(0, 7_258_118_400_000_000),
-    _zones,
+    st.sampled_from(_ZONES),
 )
 
-_keys = st.one_of(texts, st.sampled_from(LONG_KEYS))
-json_values: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | texts,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(_keys, children, max_size=3),
-    max_leaves=6,
-)
-_slots = st.dictionaries(_keys, json_values, max_size=3)
 
-_KNOWN = {*WIRE_FIELDS, *EXTENSION_FIELDS, "occurred_at", "redacted", "redaction_reason", "birth_digest"}
-_extra_keys = st.one_of(
-    st.from_regex(r"\A[a-z_][a-z0-9_]{0,12}\Z"),
-    st.sampled_from(["yes", "no", "on", "off", "y", "n", "true", "null", "Key", "x-custom", "a b", ""]),
-    _keys,
-).filter(lambda key: key not in _KNOWN)
-_extras = st.dictionaries(_extra_keys, json_values, max_size=3)
+def _nfc(key: str) -> str:
+    # Object keys must be NFC (canonical JSON sorts them before it normalises the text).
+    return unicodedata.normalize("NFC", key)
 
 
-def _optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.none() | strategy
+@st.composite
+def _json_value(draw: st.DrawFn, depth: int) -> Any:
+    kind = draw(_json_kinds[depth > 0])
+    if kind < 3:
+        return (None, False, True)[kind]
+    if kind == 3:
+        return draw(_integers)
+    if kind == 4:
+        return draw(_texts)
+    size = draw(_up_to_two)
+    if kind == 5:
+        return [draw(_json_by_depth[depth - 1]) for _ in range(size)]
+    return {_nfc(draw(_texts)): draw(_json_by_depth[depth - 1]) for _ in range(size)}
+
+
+_json_by_depth = [_json_value(depth) for depth in range(3)]
+# Any float-free JSON value nested up to two levels, empty containers included.
+json_values = _json_by_depth[2]
+
+
+@st.composite
+def _extra_key(draw: st.DrawFn) -> str:
+    pick = draw(_extra_words)
+    key = _EXTRA_WORDS[pick] if pick < len(_EXTRA_WORDS) else draw(_texts)
+    return f"x_{key}" if key in _KNOWN else key
+
+
+_extra_keys = _extra_key()
 
 
 @st.composite
 def records(draw: st.DrawFn) -> MemoryRecord:
     """Draw a valid record: any type, state, optional and extension fields, maybe erased or signed."""
-    record_type = draw(st.sampled_from(RecordType))
-    state = draw(st.sampled_from(State))
-    kind = draw(st.sampled_from([None, Kind.KNOWLEDGE, Kind.STATE]))
+    record_type = draw(_types)
+    state = draw(_states)
+    kind = draw(_kinds)
+    present = draw(_present)
+
+    def has(name: str) -> bool:
+        return bool(present >> _OPTIONAL.index(name) & 1)
+
+    def maybe(name: str, strategy: st.SearchStrategy[Any]) -> Any:
+        return draw(strategy) if has(name) else None
+
+    def some(strategy: st.SearchStrategy[Any], at_least: int = 0) -> tuple[Any, ...]:
+        return tuple(draw(strategy) for _ in range(draw(_up_to_three[at_least])))
+
+    def mapping(keys: st.SearchStrategy[str]) -> dict[str, Any]:
+        return {_nfc(draw(keys)): draw(json_values) for _ in range(draw(_up_to_two))}
+
+    superseded_by = maybe("superseded_by", _labels) if state is State.ARCHIVED else None
     if state is State.SUPERSEDED:
-        superseded_by = draw(_ids)
-    else:
-        superseded_by = draw(_optional(_ids)) if state is State.ARCHIVED else None
+        superseded_by = draw(_labels)
     transition = None
     if state is State.TRANSITIONAL:
-        sides = draw(st.lists(_refs, min_size=2, max_size=2, unique=True))
-        transition = Transition(sides=(sides[0], sides[1]), reason=draw(_nonempty))
-    is_rule = record_type is RecordType.RULE
+        first, second = draw(_ids), draw(_labels)
+        transition = Transition(sides=(first, second + "'" * (second == first)), reason=draw(_labels))
     record = MemoryRecord(
         type=record_type,
-        body=draw(texts),
-        slots=draw(_slots),
+        body=draw(_texts),
+        slots=mapping(_texts),
         state=state,
-        confidence=draw(st.integers(0, 10_000)) / 10_000,
+        confidence=draw(_confidences) / 10_000,
         created_at=draw(timestamps),
-        updated_at=draw(_optional(timestamps)),
-        provenance=Provenance(kind=draw(_nonempty), ref=draw(_optional_texts), agent=draw(_optional_texts)),
-        evidence=tuple(draw(st.lists(_refs, min_size=1 if is_rule else 0, max_size=3))),
-        supersedes=draw(_optional(_ids)),
+        updated_at=maybe("updated_at", timestamps),
+        provenance=Provenance(kind=draw(_labels), ref=maybe("ref", _texts), agent=maybe("agent", _texts)),
+        evidence=some(_texts, at_least=1 if record_type is RecordType.RULE else 0),
+        supersedes=maybe("supersedes", _texts),
         superseded_by=superseded_by,
         transition=transition,
-        state_reason=draw(_optional_texts),
-        tags=tuple(draw(st.lists(texts, max_size=3))),
-        flagged=draw(st.booleans()) if is_rule else False,
-        flag_reason=draw(_optional_texts),
-        occurred_at=draw(_optional(timestamps)),
+        state_reason=maybe("state_reason", _texts),
+        tags=some(_texts),
+        flagged=record_type is RecordType.RULE and draw(_booleans),
+        flag_reason=maybe("flag_reason", _texts),
+        occurred_at=maybe("occurred_at", timestamps),
         kind=kind,
-        subject=draw(_nonempty) if kind is Kind.STATE else None,
-        namespace=draw(_optional(_namespaces)),
-        scope=draw(_optional(st.sampled_from(Scope))),
-        valid_from=draw(_optional(timestamps)),
-        valid_to=draw(_optional(timestamps)),
-        taint=draw(_optional(st.lists(_nonempty, max_size=2).map(tuple))),
-        sources=draw(_optional(st.lists(_nonempty, max_size=2).map(tuple))),
-        epistemic_status=draw(_optional(st.sampled_from(EpistemicStatus))),
-        extra=draw(_extras),
+        subject=draw(_labels) if kind is Kind.STATE else None,
+        namespace=maybe("namespace", _namespaces),
+        scope=maybe("scope", _scopes),
+        valid_from=maybe("valid_from", timestamps),
+        valid_to=maybe("valid_to", timestamps),
+        taint=some(_labels) if has("taint") else None,
+        sources=some(_labels) if has("sources") else None,
+        epistemic_status=maybe("epistemic_status", _statuses),
+        extra=mapping(_extra_keys),
     )
-    if draw(st.integers(0, 7)) == 7:
-        record = record.tombstone(draw(_nonempty), now=draw(_optional(timestamps)))
-    signing = draw(st.sampled_from(["unsigned", "signed", "foreign"]))
-    if signing == "signed":
+    if draw(_one_in_eight) == 7:
+        record = record.tombstone(draw(_labels), now=draw(timestamps))
+    signing = draw(_up_to_two)
+    if signing == 1:
         record = sign_record(record, KEYS)
-    elif signing == "foreign":
+    elif signing == 2:
         # Imported records may carry any signer and signature; they stay valid records.
-        record = record.evolve(signed_by=draw(_optional_texts), signature=draw(texts))
+        record = record.evolve(signed_by=draw(_texts) or None, signature=draw(_texts))
     return record

@@ -1,4 +1,4 @@
-"""The fg-agent-memory 0.1 golden vectors, byte for byte (seed 001; origin-notes §1.19; spec/SPEC.md §13).
+"""The fg-agent-memory 0.1 golden vectors, byte for byte (seed 001; origin-notes §1.19; spec/SPEC.md §14).
 
 Two layers. Tests that take the ``origin_vectors`` fixture read the saved vector file from
 ``../shared`` and check every case in it (they skip where that folder is absent). The rest

@@ -1,4 +1,4 @@
-"""spec/vectors.json against the library, byte for byte (spec/SPEC.md §13).
+"""spec/vectors.json against the library, byte for byte (spec/SPEC.md §14).
 
 Every case in the committed vector file is checked here: ids, canonical bytes, signing
 inputs, signatures (verify, and re-sign to the same bytes), tombstones, the MemoryFile,
@@ -246,6 +246,15 @@ def test_a_note_vector_is_what_the_writer_writes(case: dict[str, Any]) -> None:
     record = MemoryRecord.from_wire(case["record"])
     assert dump_note(record).hex() == case["note_hex"]
     assert dump_note(load_note(dump_note(record))).hex() == case["note_hex"]
+
+
+@by_name(VECTORS["note_rejections"])
+def test_a_refused_note_raises_a_record_error_naming_the_file_and_field(case: dict[str, Any]) -> None:
+    with pytest.raises(RecordError) as info:
+        load_note(case["note"].encode("utf-8"), path="notes/x/000001.md")
+    assert type(info.value) is ERRORS[case["error"]]
+    assert info.value.field == case["field"]
+    assert info.value.path == "notes/x/000001.md"
 
 
 # ---------------------------------------------------------------------- refusals

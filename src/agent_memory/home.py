@@ -8,10 +8,13 @@ operation log over ``log/``. Everything under ``.cache/`` is disposable and git-
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -153,6 +156,20 @@ class Home:
     def identity(self) -> KeyPair:
         """Return the Home's key pair, creating the key file (mode 0600) on first use."""
         return load_or_create_identity(self.settings.key_file)
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the Home's exclusive writer lock (``.cache/writer.lock``, ``flock``) for one write.
+
+        One writer per Home at a time (DESIGN.md §9 "Actors"): other processes wait.
+        """
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.cache_dir / "writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     @property
     def cache_dir(self) -> Path:

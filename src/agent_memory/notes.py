@@ -1,10 +1,10 @@
-"""The Markdown note codec: one note version file is exactly one wire record (DESIGN.md §3, §9).
+r"""The Markdown note codec: one note version file is exactly one wire record (DESIGN.md §3, §9).
 
-A note is ``---\\n`` + YAML frontmatter holding every wire field but ``body`` + ``---\\n`` +
-the body + ``\\n``, read and written as bytes: no newline translation, no ``splitlines``, so a
-body keeps its ``\\r``, U+2028, ``---`` lines and blank edges. The frontmatter closes at the
+A note is ``---\n`` + YAML frontmatter holding every wire field but ``body`` + ``---\n`` +
+the body + ``\n``, read and written as bytes: no newline translation, no ``splitlines``, so a
+body keeps its ``\r``, U+2028, ``---`` lines and blank edges. The frontmatter closes at the
 first line that is exactly ``---``; the writer never emits one, because every field is one
-line of compact JSON (valid YAML flow) with YAML's unsafe characters escaped as ``\\uXXXX``.
+line of compact JSON (valid YAML flow) with YAML's unsafe characters escaped as ``\uXXXX``.
 
 Invariant: for every valid record ``r``,
 ``load_note(dump_note(r)).canonical_bytes() == r.canonical_bytes()`` and
@@ -27,7 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from agent_memory.errors import RecordError
 from agent_memory.records import MemoryRecord
 
-__all__ = ["dump_note", "load_note"]
+__all__ = ["MAX_DEPTH", "dump_note", "load_note"]
 
 _FENCE = "---\n"
 _CLOSE = "\n---\n"
@@ -40,7 +40,9 @@ _YAML11_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", 
 _UNSAFE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]")
 # YAML refuses implicit keys over 1024 characters; longer ones are written as `? key`.
 _MAX_IMPLICIT_KEY = 1000
-_ID_LINE = re.compile(r"""^id:[ \t]*["']?(mem:[0-9a-f]{32})["']?[ \t]*$""", re.MULTILINE)
+# Nesting beyond this is refused both ways, well before libyaml's limit (1000) or Python's stack.
+MAX_DEPTH = 100
+_ID_LINE = re.compile(rb"""^id:[ \t]*["']?(mem:[0-9a-f]{32})["']?[ \t\r]*$""", re.MULTILINE)
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -94,13 +96,19 @@ def dump_note(record: MemoryRecord) -> bytes:
     Fields come in ``record.to_wire()`` order without ``body``; each value is compact JSON
     with YAML-unsafe characters escaped (DESIGN.md §9, "The codec"). The output depends on
     the record alone, so writing it twice gives the same bytes.
+
+    Raises:
+        RecordError: A value is nested deeper than :data:`MAX_DEPTH` levels (the field is named).
     """
     lines = [_FENCE]
-    for key, value in record.to_wire().items():
-        if key != "body":
-            written = _key(key)
-            separator = "\n: " if len(written) > _MAX_IMPLICIT_KEY else ": "
-            lines.append(f"{_explicit(written)}{separator}{_flow(value)}\n")
+    try:
+        for key, value in record.to_wire().items():
+            if key != "body":
+                written = _key(key)
+                separator = "\n: " if len(written) > _MAX_IMPLICIT_KEY else ": "
+                lines.append(f"{_explicit(written)}{separator}{_flow(value, key, 1)}\n")
+    except RecordError as exc:
+        raise exc.located(record_id=record.id) from None
     lines.append(_FENCE)
     return ("".join(lines) + record.body + "\n").encode("utf-8")
 
@@ -117,11 +125,14 @@ def _string(text: str) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
-def _flow(value: Any) -> str:
+def _flow(value: Any, field: str, depth: int) -> str:
+    if isinstance(value, dict | list | tuple) and depth > MAX_DEPTH:
+        raise RecordError(f"nested deeper than {MAX_DEPTH} levels, which a note does not hold", field=field)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_explicit(_string(k))}:{_flow(v)}" for k, v in value.items()) + "}"
+        items = (f"{_explicit(_string(k))}:{_flow(v, field, depth + 1)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ",".join(_flow(item) for item in value) + "]"
+        return "[" + ",".join(_flow(item, field, depth + 1) for item in value) + "]"
     if isinstance(value, str):
         return _string(value)
     return json.dumps(value)  # null, true, false or an integer: a valid record holds nothing else
@@ -140,43 +151,46 @@ def load_note(data: bytes, *, path: str | None = None) -> MemoryRecord:
     Raises:
         RecordError: The bytes are not UTF-8; the file does not start with ``---``, never
             closes its frontmatter or lacks the final newline; the YAML is malformed (the
-            line is given), not a mapping, repeats a key, holds ``body``, a float or a
-            non-JSON value; or the fields do not make a valid record (the field is named).
+            line is given), not a mapping, repeats a key, holds ``body``, a float, an alias,
+            a non-JSON value or one nested deeper than :data:`MAX_DEPTH`; or the fields do
+            not make a valid record (the field is named).
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RecordError(
-            f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {exc.start}", path=path
-        ) from None
-    frontmatter, body = _split(text, path)
-    found = _ID_LINE.search(frontmatter)
+        detail = f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {exc.start}"
+        raise RecordError(detail, path=path, record_id=_record_id(data)) from None
     try:
+        frontmatter, body = _split(text)
         fields = _parse_frontmatter(frontmatter)
     except RecordError as exc:
-        raise exc.located(path=path, record_id=found.group(1) if found else None) from None
+        raise exc.located(path=path, record_id=_record_id(data)) from None
     fields["body"] = body
     return MemoryRecord.from_wire(fields, path=path)
 
 
-def _split(text: str, path: str | None) -> tuple[str, str]:
+def _record_id(data: bytes) -> str | None:
+    """Find the id line of a note that failed to parse, so that the error can name the record."""
+    end = data.find(b"\n---\n", 3)
+    found = _ID_LINE.search(data if end < 0 else data[:end])
+    return found.group(1).decode("ascii") if found else None
+
+
+def _split(text: str) -> tuple[str, str]:
     if not text.startswith(_FENCE):
         crlf = text.startswith("---\r\n")
         raise RecordError(
             "a note must start with a '---' line opening its YAML frontmatter",
-            path=path,
             hint="the file has CRLF line endings; notes use LF only" if crlf else None,
         )
     end = text.find(_CLOSE, len(_FENCE) - 1)
     if end < 0:
         if text.endswith("\n---"):
-            raise RecordError("the file must end with a newline after the closing '---'", path=path)
-        raise RecordError("the frontmatter is never closed by a '---' line", path=path)
+            raise RecordError("the file must end with a newline after the closing '---'")
+        raise RecordError("the frontmatter is never closed by a '---' line")
     rest = text[end + len(_CLOSE) :]
     if not rest.endswith("\n"):
-        raise RecordError(
-            "the file must end with a newline after the body (an empty body is one empty line)", path=path
-        )
+        raise RecordError("the file must end with a newline after the body (an empty body is one empty line)")
     return text[len(_FENCE) : end + 1], rest[:-1]
 
 
@@ -201,7 +215,7 @@ def _parse_frontmatter(frontmatter: str) -> dict[str, Any]:
         raise RecordError("the frontmatter is empty: it must hold the record's wire fields")
     if not isinstance(root, MappingNode) or root.tag != _MAP:
         raise RecordError(f"the frontmatter must be a mapping of wire fields (line {_line(root)})")
-    fields: dict[str, Any] = _mapping(root, None, set())
+    fields: dict[str, Any] = _mapping(root, None, set(), 0)
     return fields
 
 
@@ -213,7 +227,7 @@ def _error(node: Node, field: str | None, detail: str) -> RecordError:
     return RecordError(f"line {_line(node)}: {detail}", field=field)
 
 
-def _value(node: Node, field: str, seen: set[int]) -> Any:
+def _value(node: Node, field: str, seen: set[int], depth: int) -> Any:
     # An alias is the very node object it names: refusing any node seen before stops
     # recursive documents and exponential "billion laughs" expansion alike.
     if id(node) in seen:
@@ -221,14 +235,16 @@ def _value(node: Node, field: str, seen: set[int]) -> Any:
     seen.add(id(node))
     if isinstance(node, ScalarNode):
         return _scalar(node, field)
+    if depth > MAX_DEPTH:
+        raise _error(node, field, f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(node, SequenceNode) and node.tag == _SEQ:
-        return [_value(item, f"{field}[{i}]", seen) for i, item in enumerate(node.value)]
+        return [_value(item, f"{field}[{i}]", seen, depth + 1) for i, item in enumerate(node.value)]
     if isinstance(node, MappingNode) and node.tag == _MAP:
-        return _mapping(node, field, seen)
+        return _mapping(node, field, seen, depth)
     raise _error(node, field, f"unsupported YAML tag {node.tag}: only JSON values are allowed")
 
 
-def _mapping(node: MappingNode, field: str | None, seen: set[int]) -> dict[str, Any]:
+def _mapping(node: MappingNode, field: str | None, seen: set[int], depth: int) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key_node, value_node in node.value:
         if not (isinstance(key_node, ScalarNode) and key_node.tag == _STR):
@@ -240,7 +256,7 @@ def _mapping(node: MappingNode, field: str | None, seen: set[int]) -> dict[str, 
             raise _error(key_node, name, "duplicate key")
         if field is None and key == "body":
             raise _error(key_node, "body", "the body is the Markdown after the frontmatter, not a field")
-        result[key] = _value(value_node, name, seen)
+        result[key] = _value(value_node, name, seen, depth + 1)
     return result
 
 
@@ -262,5 +278,7 @@ def _scalar(node: ScalarNode, field: str) -> Any:
             fix = 'quote it as a 4-decimal string, e.g. confidence: "0.9000"'
         else:
             fix = "quote it to keep it as text, or write a plain decimal integer"
-        raise _error(node, field, f"the unquoted number {text} is not allowed (the wire has no floats): {fix}")
+        raise _error(
+            node, field, f"the unquoted number {text} is not allowed (the wire has no floats): {fix}"
+        )
     raise _error(node, field, f"unsupported YAML value {text!r} with tag {tag}: only JSON values are allowed")

@@ -625,6 +625,10 @@ def _fields_from_wire(data: Any) -> dict[str, Any]:
         fields["confidence"] = confidence_from_wire(data["confidence"])
     if "redacted" in data and data["redacted"] is not True:
         raise RecordError("when present, must be true", field="redacted")
+    for name in (*_OPTIONAL_FIELDS, *EXTENSION_FIELDS):
+        # These are emitted only when set: a null would vanish on re-emission and change the bytes.
+        if name in data and data[name] is None:
+            raise RecordError("must not be null: leave the field out instead", field=name)
     for name in ("type", "state", "kind", "scope", "epistemic_status"):
         if name in data and not isinstance(data[name], str):
             raise RecordError(f"must be a string, got {type(data[name]).__name__}", field=name)

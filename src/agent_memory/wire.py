@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,8 +36,8 @@ __all__ = [
 
 FORMAT_VERSION = "fg-agent-memory/0.1"
 
-_CANONICAL_TS = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
-_CONFIDENCE = re.compile(r"\A[01]\.\d{4}\Z")
+_CANONICAL_TS = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
+_CONFIDENCE = re.compile(r"\A[01]\.[0-9]{4}\Z")
 
 
 def canonical_json(value: Any) -> bytes:
@@ -157,10 +158,19 @@ def check_json_value(value: Any, field: str) -> None:
             check_json_value(item, f"{field}[{i}]")
         return
     if isinstance(value, dict):
+        normalised: set[str] = set()
         for key, item in value.items():
             if not isinstance(key, str):
                 raise RecordError(f"object keys must be strings, got {type(key).__name__}", field=field)
             _check_text(key, field)
+            # Canonical JSON sorts keys, then NFC-normalises the whole text: a key that is not
+            # NFC would sort differently once re-read, and two keys could collide.
+            nfc = unicodedata.normalize("NFC", key)
+            if nfc != key:
+                raise RecordError(f"object keys must be in Unicode NFC form: {key!r}", field=field)
+            if nfc in normalised:
+                raise RecordError(f"two keys are the same text after NFC normalisation: {key!r}", field=field)
+            normalised.add(nfc)
             check_json_value(item, f"{field}.{key}")
         return
     raise RecordError(f"not a JSON value: {type(value).__name__}", field=field)
@@ -202,3 +212,5 @@ def loads_json(data: bytes | str, *, path: str | None = None) -> Any:
         return json.loads(data, object_pairs_hook=no_duplicates, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         raise RecordError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path=path) from None
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        raise RecordError(f"not usable JSON: {exc}", path=path) from None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
+import os
 import random
 import time
 from datetime import UTC, datetime
@@ -216,6 +218,34 @@ def test_erasure_replaces_every_version_and_stray_temp_files_in_place(tmp_path: 
     assert not any(b"7351" in data for data in all_bytes(tmp_path))
 
 
+def test_an_erasure_cut_short_keeps_the_latest_version_and_can_be_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FileStore(tmp_path)
+    secret = make_record("The vault code is 7351.")
+    store.put(secret)
+    store.put(secret.evolve(tags=("second",)))
+    store.put(archive(secret, "old", now=T0))
+    real_replace, calls = os.replace, []
+
+    def replace_then_fill_the_disk(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_then_fill_the_disk)
+    with pytest.raises(StoreError, match="run it again"):
+        store.erase(secret.id, "asked to forget", now=T0)
+    monkeypatch.undo()
+    assert [v.redacted for v in store.history(secret.id)] == [True, False, False]
+
+    tombstone = store.erase(secret.id, "asked to forget", now=T0)
+
+    assert store.history(secret.id) == [tombstone] * 3
+    assert not any(b"7351" in data for data in all_bytes(tmp_path))
+
+
 def erase_race_writer(root: Path, wire: dict[str, Any], started: Connection) -> None:
     store, base = FileStore(root), MemoryRecord.from_wire(wire)
     for i in range(10_000):
@@ -291,7 +321,7 @@ def write_until_killed(root: Path, codec: str, wire: dict[str, Any], round_: int
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_a_writer_killed_at_random_points_leaves_only_whole_versions(tmp_path: Path, codec: str) -> None:
-    rng = random.Random(f"kill-{codec}")
+    rng = random.Random(f"kill-{codec}")  # noqa: S311 - reproducible kill points, not secrecy
     store = FileStore(tmp_path, codec=codec)
     shared = make_record("Killed writers append here.")
     store.put(shared)

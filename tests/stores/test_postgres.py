@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+import pg
 from agent_memory.errors import RecordError, StoreError
 from agent_memory.records import Kind, MemoryRecord, Provenance, RecordType
 from agent_memory.stores.postgres import ERASURE_LIMITATIONS, PostgresStore, connect
@@ -49,12 +50,16 @@ def _append_worker(
 ) -> None:
     """Put the planned versions (body, tag number) as fast as possible once every worker is ready."""
     written: list[tuple[str, int]] = []
-    with PostgresStore(dsn, schema=schema) as store:
-        barrier.wait(timeout=60)
-        for body, n in plan:
-            record = make_record(body).evolve(tags=(f"w{worker}", f"n{n}"))
-            written.append((record.id, store.put(record)))
-    results.put((worker, written))
+    try:
+        with PostgresStore(dsn, schema=schema) as store:
+            barrier.wait(timeout=60)
+            for body, n in plan:
+                record = make_record(body).evolve(tags=(f"w{worker}", f"n{n}"))
+                written.append((record.id, store.put(record)))
+    except Exception as exc:  # reported to the test instead of dying silently
+        results.put((worker, f"worker {worker} failed: {exc!r}"))
+    else:
+        results.put((worker, written))
 
 
 def run_workers(target: PgSchema, plans: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
@@ -66,7 +71,10 @@ def run_workers(target: PgSchema, plans: list[list[tuple[str, int]]]) -> list[tu
     ]
     for process in processes:
         process.start()
-    written = [item for _ in processes for item in results.get(timeout=120)[1]]
+    outcomes = [results.get(timeout=120)[1] for _ in processes]
+    for outcome in outcomes:
+        assert isinstance(outcome, list), outcome
+    written = [item for outcome in outcomes for item in outcome]
     for process in processes:
         process.join(timeout=60)
         assert process.exitcode == 0
@@ -108,8 +116,7 @@ def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
     for body in shared:
         record_id = make_record(body).id
         assert sorted(v for rid, v in written if rid == record_id) == list(range(1, WORKERS + 1))
-        assert [h.tags[0] for h in pg_store.history(record_id)] != []
-        assert len(pg_store.history(record_id)) == WORKERS
+        assert sorted(h.tags[0] for h in pg_store.history(record_id)) == [f"w{w}" for w in range(WORKERS)]
     for record in records:
         if record.body.startswith("worker"):
             assert [r.tags for r in pg_store.history(record.id)] == [
@@ -138,6 +145,9 @@ def test_erasure_leaves_no_erased_byte_in_any_row_or_table_file(
     )
     pg_store.put(record)
     pg_store.put(record.evolve(confidence=0.5))
+    # Large enough for TOAST and not compressible, so the secret sits in the TOAST table's file.
+    toasted = make_record(f"{secret} {os.urandom(6000).hex()}")
+    pg_store.put(toasted)
     bystander = make_record("an unrelated fact stays")
     pg_store.put(bystander)
     with psycopg.connect(postgres_cluster.dsn, autocommit=True) as admin:
@@ -148,6 +158,7 @@ def test_erasure_leaves_no_erased_byte_in_any_row_or_table_file(
         assert _files_containing(postgres_cluster.data_dir, secret.encode()), "the scan must see live rows"
 
         tombstone = pg_store.erase(record.id, "user asked", now=T0)
+        pg_store.erase(toasted.id, "user asked", now=T0)
 
         admin.execute("CHECKPOINT")
         tables = admin.execute(
@@ -176,7 +187,7 @@ def test_erasing_twice_is_refused_and_limitations_are_stated(pg_store: PostgresS
 
 
 def test_erase_by_a_role_that_cannot_vacuum_says_old_row_versions_may_remain(
-    pg_store: PostgresStore, postgres_schema: PgSchema, postgres_cluster: PostgresCluster
+    pg_store: PostgresStore, postgres_cluster: PostgresCluster
 ) -> None:
     role = f"writer_{uuid.uuid4().hex[:12]}"
     schema = sql.Identifier(pg_store.schema)
@@ -281,3 +292,35 @@ def test_a_malformed_dsn_is_refused_without_echoing_it() -> None:
     with pytest.raises(StoreError, match="not a valid PostgreSQL DSN") as caught:
         connect("postgresql://alice:pw-hidden@[::1")
     assert "hidden" not in f"{caught.value}\n{caught.value.hint}"
+
+
+# ---------------------------------------------------------------------- the test cluster itself
+
+
+def test_without_postgresql_the_tests_skip_locally_but_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pg, "_cluster", None)
+    monkeypatch.setattr(pg, "_not_started", None)
+    monkeypatch.setattr(pg, "find_bin_dir", lambda: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="PostgreSQL is not installed"):
+        pg.shared_cluster()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        pg.shared_cluster()
+
+
+def test_puts_stay_exact_when_the_server_defaults_to_serializable_transactions(
+    postgres_schema: PgSchema,
+) -> None:
+    dsn = f"{postgres_schema.dsn}?options=-c%20default_transaction_isolation%3Dserializable"
+    first = make_record("isolation does not matter")
+    with PostgresStore(dsn, schema=postgres_schema.schema) as store:
+        store.put(first)
+
+    def append(worker: int) -> list[int]:
+        with PostgresStore(dsn, schema=postgres_schema.schema) as store:
+            return [store.put(first.evolve(tags=(f"w{worker}", f"n{n}"))) for n in range(10)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        versions = sorted(v for batch in pool.map(append, range(4)) for v in batch)
+    assert versions == list(range(2, 42))

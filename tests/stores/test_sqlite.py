@@ -60,6 +60,17 @@ def test_a_database_of_an_unknown_schema_version_is_refused(db: Path) -> None:
         SQLiteStore(db)
 
 
+def test_a_database_of_another_program_is_refused_and_left_alone(db: Path) -> None:
+    raw = sqlite3.connect(db)
+    raw.execute("CREATE TABLE records (record_id TEXT PRIMARY KEY, seq INTEGER, payload TEXT)")
+    raw.commit()
+    raw.close()
+    before = db.read_bytes()
+    with pytest.raises(StoreError, match="tables of another program"):
+        SQLiteStore(db)
+    assert db.read_bytes() == before
+
+
 def test_in_memory_databases_are_private_to_their_store() -> None:
     record = make_record("Only in the first.")
     with SQLiteStore() as first, SQLiteStore(":memory:") as second:

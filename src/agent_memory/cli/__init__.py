@@ -15,6 +15,8 @@ import sys
 import click
 
 from agent_memory.cli.home import init
+from agent_memory.cli.log import log
+from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.records import history, show
 from agent_memory.cli.transfer import export_, import_
 from agent_memory.cli.verify import verify
@@ -33,7 +35,21 @@ def cli() -> None:
     """Long-term memory for LLM agents: Markdown notes you can read, diff and carry away."""
 
 
-for command in (init, show, history, export_, import_, verify):
+for command in (
+    init,
+    remember,
+    recall,
+    supersede,
+    resolve,
+    archive_,
+    status,
+    show,
+    history,
+    log,
+    export_,
+    import_,
+    verify,
+):
     cli.add_command(command)
 
 

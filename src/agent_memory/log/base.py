@@ -11,7 +11,7 @@ An entry is one line, the canonical JSON (:func:`agent_memory.wire.canonical_jso
     {"action": "put", "actor": "owner", "details": {"version": 1}, "prev": "<64 hex>",
      "record_ids": ["mem:…"], "seq": 7, "time": "2026-01-01T00:00:00.000Z"}
 
-Invariants every adapter keeps (and :class:`ChainCheck` verifies):
+Invariants every adapter keeps (and :class:`~agent_memory.log.chain.ChainCheck` verifies):
 
 - ``seq`` is 1-based and contiguous; ``time`` never goes backwards along the chain (an
   append whose clock reads earlier than the head is stamped with the head's time).
@@ -24,7 +24,8 @@ Invariants every adapter keeps (and :class:`ChainCheck` verifies):
 - ``details`` is a float-free JSON object, and no value in it may be a record wire object
   (a JSON object with a ``body`` key): :func:`check_details` refuses it.
 
-This module imports no adapter.
+A :class:`LogEntry` cannot be built invalid; :mod:`agent_memory.log.chain` builds the next
+entry and checks a stored chain for the adapters. This module imports no adapter.
 """
 
 from __future__ import annotations
@@ -41,17 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 from agent_memory.errors import LogError, RecordError
 from agent_memory.wire import canonical_json, check_json_value, format_timestamp, loads_json, parse_timestamp
 
-__all__ = [
-    "ACTIONS",
-    "GENESIS",
-    "Action",
-    "ChainCheck",
-    "LogEntry",
-    "OperationLog",
-    "check_details",
-    "next_entry",
-    "read_entry",
-]
+__all__ = ["ACTIONS", "GENESIS", "Action", "LogEntry", "OperationLog", "check_details"]
 
 GENESIS = "0" * 64
 """The ``prev`` of the first entry: there is no previous line to hash."""
@@ -93,22 +84,28 @@ readable and verifiable by an older one.
 
 _ACTION_SHAPE = re.compile(r"\A[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 _ACTOR_SHAPE = re.compile(r"\A\S{1,200}\Z")
+_ID_SHAPE = re.compile(r"\A\S{1,1000}\Z")
 _DIGEST_SHAPE = re.compile(r"\A[0-9a-f]{64}\Z")
 _WIRE_FIELDS = frozenset({"seq", "time", "actor", "action", "record_ids", "details", "prev"})
 
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One event of the operation log, as it reads back from its line.
+    """One event of the operation log; checked and normalised when built.
 
     Attributes:
         seq: Position in the log, 1-based and contiguous.
-        time: When it was appended: aware UTC, whole milliseconds.
+        time: When it was appended: aware, stored as UTC truncated to whole milliseconds.
         actor: Who did it, without whitespace: ``owner``, ``agent:claude``, ``cli``.
-        action: An :class:`Action` (a plain ``str`` when written by a newer version).
-        record_ids: The records, inbox lines or anchors the event concerns, in order.
-        details: Float-free JSON object: versions, digests, reasons, receipts; never content.
+        action: An :class:`Action`, or a plain ``str`` spelled like one (a newer version's).
+        record_ids: The records, inbox lines or anchors the event concerns, in order; no
+            whitespace inside an id.
+        details: Float-free JSON object: versions, digests, reasons, receipts; never record
+            content (:func:`check_details`). Stored as a canonical private copy.
         prev: SHA-256 (64 lowercase hex) of the previous line, :data:`GENESIS` for seq 1.
+
+    Raises:
+        LogError: A field is malformed (the error names it).
     """
 
     seq: int
@@ -118,6 +115,34 @@ class LogEntry:
     record_ids: tuple[str, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
     prev: str = GENESIS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seq, int) or isinstance(self.seq, bool) or self.seq < 1:
+            raise LogError(f"must be a positive integer, got {self.seq!r}", field="seq")
+        try:
+            object.__setattr__(self, "time", parse_timestamp(self.time, "time", strict=True))
+        except RecordError as exc:
+            raise LogError(exc.detail, field="time") from None
+        if not isinstance(self.actor, str) or not _ACTOR_SHAPE.match(self.actor):
+            raise LogError(
+                f"must be a non-empty name without whitespace (owner, agent:claude), got {self.actor!r}",
+                field="actor",
+            )
+        if not isinstance(self.action, str) or not _ACTION_SHAPE.match(self.action):
+            raise LogError(
+                f"must be a lower-case word like archive-inbox, got {self.action!r}", field="action"
+            )
+        object.__setattr__(
+            self, "action", Action(self.action) if self.action in ACTIONS else str(self.action)
+        )
+        object.__setattr__(self, "record_ids", _check_record_ids(self.record_ids))
+        object.__setattr__(self, "details", check_details(self.details))
+        if not isinstance(self.prev, str) or not _DIGEST_SHAPE.match(self.prev):
+            raise LogError("must be 64 lowercase hex digits", field="prev")
+
+    def __hash__(self) -> int:
+        # details is a dict; seq and prev already pin an entry within one log.
+        return hash((self.seq, self.prev, self.time))
 
     def to_wire(self) -> dict[str, Any]:
         """Return the wire object whose canonical JSON is this entry's line."""
@@ -143,7 +168,7 @@ class LogEntry:
 
     @classmethod
     def from_line(cls, line: bytes) -> LogEntry:
-        """Parse one stored line strictly (UTF-8 JSON, exactly the seven fields, canonical form).
+        """Parse one stored line strictly: UTF-8 JSON, exactly the seven fields, canonical bytes.
 
         Raises:
             LogError: Without a location (callers add it): not JSON, a missing, extra or
@@ -155,39 +180,20 @@ class LogEntry:
             raise LogError(exc.detail) from None
         if not isinstance(wire, dict):
             raise LogError(f"not a log entry: a JSON {type(wire).__name__}, not an object")
-        missing = sorted(_WIRE_FIELDS - wire.keys())
-        extra = sorted(wire.keys() - _WIRE_FIELDS)
+        missing, extra = sorted(_WIRE_FIELDS - wire.keys()), sorted(wire.keys() - _WIRE_FIELDS)
         if missing or extra:
-            what = "; ".join(
-                part
-                for part in (
-                    f"missing {', '.join(missing)}" if missing else "",
-                    f"unknown {', '.join(extra)}" if extra else "",
-                )
-                if part
-            )
-            raise LogError(f"not a log entry: {what}")
-        seq, record_ids, prev = wire["seq"], wire["record_ids"], wire["prev"]
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            raise LogError(f"not a log entry: seq must be a positive integer, got {seq!r}")
-        if not isinstance(record_ids, list):
-            raise LogError("not a log entry: record_ids must be a list")
-        if not isinstance(prev, str) or not _DIGEST_SHAPE.match(prev):
-            raise LogError("not a log entry: prev must be 64 lowercase hex digits")
+            problems = [
+                f"{word} {', '.join(names)}"
+                for word, names in (("missing", missing), ("unknown", extra))
+                if names
+            ]
+            raise LogError(f"not a log entry: {'; '.join(problems)}")
+        if not isinstance(wire["time"], str):
+            raise LogError("not a log entry: time: must be a timestamp string")
+        if not isinstance(wire["record_ids"], list):
+            raise LogError("not a log entry: record_ids: must be a list")
         try:
-            time = parse_timestamp(wire["time"], "time", strict=True)
-        except RecordError as exc:
-            raise LogError(f"not a log entry: time: {exc.detail}") from None
-        try:
-            entry = cls(
-                seq=seq,
-                time=time,
-                actor=_check_actor(wire["actor"]),
-                action=_read_action(wire["action"]),
-                record_ids=_check_record_ids(record_ids),
-                details=check_details(wire["details"]),
-                prev=prev,
-            )
+            entry = cls(**wire)
         except LogError as exc:
             raise LogError(f"not a log entry: {exc}") from None
         if entry.line != line:
@@ -287,153 +293,16 @@ def check_details(details: Any) -> dict[str, Any]:
     return copy
 
 
-def next_entry(
-    head: LogEntry | None,
-    action: str,
-    *,
-    actor: str,
-    record_ids: Iterable[str],
-    details: Mapping[str, Any] | None,
-    now: datetime,
-) -> LogEntry:
-    """Build the entry that follows ``head`` (``None`` for an empty log); write nothing.
-
-    The adapters call this while holding their write lock, so ``head`` is the real head.
-
-    Raises:
-        LogError: An unknown action, a malformed actor or id, or bad ``details``.
-    """
-    if str(action) not in ACTIONS:
-        raise LogError(f"unknown action {action!r}; known: {', '.join(sorted(ACTIONS))}", field="action")
-    if isinstance(record_ids, str):
-        raise LogError("must be a list of ids, not one string", field="record_ids")
-    try:
-        time = parse_timestamp(now, "now")
-    except RecordError as exc:
-        raise LogError(exc.detail, field="now") from None
-    if head is not None and time < head.time:
-        time = head.time
-    return LogEntry(
-        seq=1 if head is None else head.seq + 1,
-        time=time,
-        actor=_check_actor(actor),
-        action=Action(str(action)),
-        record_ids=_check_record_ids(list(record_ids)),
-        details=check_details(details),
-        prev=GENESIS if head is None else head.digest,
-    )
-
-
-class ChainCheck:
-    """Verify a log line by line, in order; shared by every adapter's ``verify``.
-
-    Feed each stored line with :meth:`add` together with its location (``path`` is the file
-    or database, ``where`` the line or row), then call :meth:`finish`.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._prev = GENESIS
-        self._prev_time: datetime | None = None
-        self._prev_where = ""
-        self._digests: dict[int, str] = {}
-
-    def add(self, line: bytes, *, path: str, where: str, row_seq: int | None = None) -> LogEntry:
-        """Check one line against everything before it and return its entry.
-
-        Args:
-            line: The stored bytes, without the newline.
-            path: The file or database, for the error.
-            where: The position inside it: ``line 12`` or ``oplog seq 12``.
-            row_seq: The key the line is stored under, when the adapter has one.
-
-        Raises:
-            LogError: The line is not an entry, or breaks seq, chain or time order.
-        """
-        entry = read_entry(line, path=path, where=where)
-        expected = self.count + 1
-        if row_seq is not None and row_seq != entry.seq:
-            raise LogError(f"row key {row_seq} holds the entry of seq {entry.seq}", path=path, field=where)
-        if entry.seq != expected:
+def _check_record_ids(record_ids: Any) -> tuple[str, ...]:
+    if isinstance(record_ids, str) or not isinstance(record_ids, Iterable):
+        raise LogError(f"must be a list of ids, got {type(record_ids).__name__}", field="record_ids")
+    ids = tuple(record_ids)
+    for i, record_id in enumerate(ids):
+        if not isinstance(record_id, str) or not _ID_SHAPE.match(record_id):
             raise LogError(
-                f"seq {entry.seq} where {expected} was expected: "
-                "a line is missing, inserted or out of order here",
-                path=path,
-                field=where,
+                f"must be a non-empty id without whitespace, got {record_id!r}", field=f"record_ids[{i}]"
             )
-        if entry.prev != self._prev:
-            before = f"the previous entry ({self._prev_where})" if self.count else "the start of the log"
-            raise LogError(
-                f"seq {entry.seq}: prev does not match the hash of {before}: "
-                "that line was edited, or a line is missing, inserted or swapped between them",
-                path=path,
-                field=where,
-            )
-        if self._prev_time is not None and entry.time < self._prev_time:
-            raise LogError(
-                f"seq {entry.seq}: time {format_timestamp(entry.time)} is earlier than the previous entry's",
-                path=path,
-                field=where,
-            )
-        self.count = expected
-        self._prev = hashlib.sha256(line).hexdigest()
-        self._prev_time = entry.time
-        self._prev_where = f"{path}: {where}"
-        self._digests[entry.seq] = self._prev
-        return entry
-
-    def finish(self, *, path: str, expect_head: tuple[int, str] | None = None) -> int:
-        """Check the remembered head, if any, and return the number of entries checked.
-
-        Raises:
-            LogError: The remembered entry is gone (a truncated tail) or has changed.
-        """
-        if expect_head is not None:
-            seq, digest = expect_head
-            if seq > self.count:
-                raise LogError(
-                    f"the log ends at seq {self.count} but seq {seq} was remembered: its tail was truncated",
-                    path=path,
-                )
-            if seq >= 1 and self._digests[seq] != digest:
-                raise LogError(f"seq {seq} differs from the remembered head: it was edited", path=path)
-        return self.count
-
-
-def read_entry(line: bytes, *, path: str, where: str) -> LogEntry:
-    """Parse one stored line with :meth:`LogEntry.from_line`, naming its place in errors.
-
-    Raises:
-        LogError: ``<path>: <where>: <what is wrong>``.
-    """
-    try:
-        return LogEntry.from_line(line)
-    except LogError as exc:
-        raise LogError(exc.detail, path=path, field=where) from None
-
-
-def _check_actor(actor: Any) -> str:
-    if not isinstance(actor, str) or not _ACTOR_SHAPE.match(actor):
-        raise LogError(
-            f"must be a non-empty name without whitespace (owner, agent:claude), got {actor!r}",
-            field="actor",
-        )
-    return actor
-
-
-def _read_action(action: Any) -> str:
-    if not isinstance(action, str) or not _ACTION_SHAPE.match(action):
-        raise LogError(f"must be a lower-case word like archive-inbox, got {action!r}", field="action")
-    return Action(action) if action in ACTIONS else action
-
-
-def _check_record_ids(record_ids: list[Any]) -> tuple[str, ...]:
-    for i, record_id in enumerate(record_ids):
-        if not isinstance(record_id, str) or not record_id or record_id != record_id.strip():
-            raise LogError(
-                f"must be a non-empty string without edge spaces, got {record_id!r}", field=f"record_ids[{i}]"
-            )
-    return tuple(record_ids)
+    return ids
 
 
 def _refuse_record_content(value: Any, field: str) -> None:

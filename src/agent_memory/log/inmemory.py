@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.errors import LogError
-from agent_memory.log.base import ChainCheck, LogEntry, next_entry, read_entry
+from agent_memory.log.base import LogEntry
+from agent_memory.log.chain import ChainCheck, next_entry, read_entry
 from agent_memory.wire import utc_now
 
 __all__ = ["MemoryLog"]
@@ -109,10 +110,10 @@ class MemoryLog:
         """
         with self._lock:
             lines = list(self.lines)
-        check = ChainCheck()
+        check = ChainCheck(expect_head)
         for number, line in enumerate(lines, start=1):
             check.add(line, path=_WHERE, where=f"line {number}")
-        return check.finish(path=_WHERE, expect_head=expect_head)
+        return check.finish(path=_WHERE)
 
     def _head(self) -> LogEntry | None:
         if not self.lines:

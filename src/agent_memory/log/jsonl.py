@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent_memory.errors import LogError
-from agent_memory.log.base import ChainCheck, LogEntry, next_entry, read_entry
+from agent_memory.log.base import LogEntry
+from agent_memory.log.chain import ChainCheck, next_entry, read_entry
 from agent_memory.wire import utc_now
 
 __all__ = ["LOCK_NAME", "JsonlLog"]
@@ -98,13 +99,12 @@ class JsonlLog:
                 last ends without a newline (naming the file and line number).
         """
         files = self._files()
-        firsts = [_first_seq(path) for path in files]
-        start = 0
-        for index in range(1, len(files)):
-            first = firsts[index]
+        start, expected = 0, 1
+        for index in range(len(files) - 1, 0, -1):
+            first = _first_seq(files[index])
             if first is not None and first <= since_seq + 1:
-                start = index
-        expected: int | None = 1 if start == 0 else firsts[start]
+                start, expected = index, first
+                break
         for index in range(start, len(files)):
             path = files[index]
             lines, tail = _read_lines(path)
@@ -112,7 +112,7 @@ class JsonlLog:
                 raise _unterminated(path, len(lines) + 1)
             for number, line in enumerate(lines, start=1):
                 entry = read_entry(line, path=str(path), where=f"line {number}")
-                if expected is not None and entry.seq != expected:
+                if entry.seq != expected:
                     raise LogError(
                         f"seq {entry.seq} where {expected} was expected: a line is missing or out of order",
                         path=str(path),
@@ -145,7 +145,7 @@ class JsonlLog:
         """
         with self._locked(exclusive=False):
             files = self._files()
-            check = ChainCheck()
+            check = ChainCheck(expect_head)
             for index, path in enumerate(files):
                 lines, tail = _read_lines(path)
                 for number, line in enumerate(lines, start=1):
@@ -165,7 +165,7 @@ class JsonlLog:
                         path=str(path),
                         field=f"line {len(lines) + 1}",
                     )
-            return check.finish(path=str(self.folder), expect_head=expect_head)
+            return check.finish(path=str(self.folder))
 
     # ------------------------------------------------------------------ internals
 
@@ -193,7 +193,7 @@ class JsonlLog:
         except OSError as exc:
             # A reader of a log without a lock file (never written, or read-only) needs none.
             if exclusive:
-                raise LogError(f"cannot open the lock file: {exc.strerror}", path=str(lock)) from None
+                raise LogError(f"cannot lock the log folder: {exc.strerror}", path=str(lock)) from None
         if fd is None:
             yield
             return

@@ -32,7 +32,8 @@ from types import TracebackType
 from typing import Any
 
 from agent_memory.errors import LogError
-from agent_memory.log.base import ChainCheck, LogEntry, next_entry, read_entry
+from agent_memory.log.base import LogEntry
+from agent_memory.log.chain import ChainCheck, next_entry, read_entry
 from agent_memory.wire import utc_now
 
 __all__ = ["SCHEMA", "SQLiteLog"]
@@ -59,7 +60,9 @@ class SQLiteLog:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise LogError(f"cannot open the database: {exc}", path=self.path) from None
         try:
@@ -72,7 +75,9 @@ class SQLiteLog:
             raise LogError(f"cannot prepare the oplog table: {exc}", path=self.path) from None
         if columns != [("seq", "INTEGER"), ("line", "BLOB")]:
             self._db.close()
-            raise LogError(f"the oplog table has columns {columns}, not (seq INTEGER, line BLOB)", path=self.path)
+            raise LogError(
+                f"the oplog table has columns {columns}, not (seq INTEGER, line BLOB)", path=self.path
+            )
 
     def __repr__(self) -> str:
         return f"<SQLiteLog {self.path!r}>"
@@ -112,7 +117,9 @@ class SQLiteLog:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     head = self._head()
-                    entry = next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
+                    entry = next_entry(
+                        head, action, actor=actor, record_ids=record_ids, details=details, now=when
+                    )
                     self._db.execute("INSERT INTO oplog (seq, line) VALUES (?, ?)", (entry.seq, entry.line))
                     self._db.execute("COMMIT")
                 except BaseException:
@@ -166,18 +173,23 @@ class SQLiteLog:
             LogError: Naming the database and the row's seq: damage, a broken chain, a row
                 stored under another seq, or a head that differs from ``expect_head``.
         """
-        check = ChainCheck()
+        check = ChainCheck(expect_head)
         with self._lock:
             try:
                 self._db.execute("BEGIN")
                 try:
                     for row_seq, line in self._db.execute("SELECT seq, line FROM oplog ORDER BY seq"):
-                        check.add(_blob(line, self.path, row_seq), path=self.path, where=f"oplog seq {row_seq}", row_seq=row_seq)
+                        check.add(
+                            _blob(line, self.path, row_seq),
+                            path=self.path,
+                            where=f"oplog seq {row_seq}",
+                            row_seq=row_seq,
+                        )
                 finally:
                     self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise LogError(f"cannot read: {exc}", path=self.path) from None
-        return check.finish(path=self.path, expect_head=expect_head)
+        return check.finish(path=self.path)
 
     # ------------------------------------------------------------------ internals
 
@@ -196,11 +208,15 @@ class SQLiteLog:
         where = f"oplog seq {row_seq}"
         entry = read_entry(_blob(line, self.path, row_seq), path=self.path, where=where)
         if entry.seq != row_seq:
-            raise LogError(f"row key {row_seq} holds the entry of seq {entry.seq}", path=self.path, field=where)
+            raise LogError(
+                f"row key {row_seq} holds the entry of seq {entry.seq}", path=self.path, field=where
+            )
         return entry
 
 
 def _blob(line: Any, path: str, row_seq: int) -> bytes:
     if not isinstance(line, bytes):
-        raise LogError(f"line is a {type(line).__name__}, not a BLOB", path=path, field=f"oplog seq {row_seq}")
+        raise LogError(
+            f"line is a {type(line).__name__}, not a BLOB", path=path, field=f"oplog seq {row_seq}"
+        )
     return line

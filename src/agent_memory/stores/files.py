@@ -7,9 +7,10 @@ Layout (seed 001 stores, origin-notes §1.16, DESIGN.md §3)::
 
 Invariants:
 
-- A version file is created whole or not at all and is never rewritten: the bytes go to a
-  ``.tmp-<uuid4 hex>`` file in the record directory (``O_CREAT|O_EXCL``, mode 0644), are
-  fsynced, then hard-linked to the next version name; ``os.link`` never replaces an existing
+- A version file is created whole or not at all and is never rewritten. As the origin
+  writes (origin-notes §1.16, §1.21), the bytes go to a ``.tmp-<uuid4 hex>`` file in the
+  record directory (``O_CREAT|O_EXCL``, mode 0644), are fsynced, then hard-linked to the
+  next version name, and the directory is fsynced. ``os.link`` never replaces an existing
   name, so a writer that loses a race re-reads the new latest version, re-runs
   :func:`check_next_version` against it and tries the next number. Several processes may
   write at once and a writer killed at any point leaves the old or the new version plus, at
@@ -29,7 +30,7 @@ import contextlib
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -203,6 +204,8 @@ class FileStore:
         replaced: set[int] = set()
         try:
             while pending := [(n, p) for n, p in self._versions(record_dir) if n not in replaced]:
+                # Oldest first, the latest last: an erasure cut short leaves the latest
+                # version readable, so running it again builds the tombstone and finishes.
                 for number, path in pending:
                     os.replace(_write_temp(record_dir, data), path)
                     replaced.add(number)
@@ -214,6 +217,30 @@ class FileStore:
         except OSError as exc:
             raise _os_error("erasure did not finish; run it again", exc, record_id) from exc
         return tombstone
+
+    def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Return a cheap token per record that changes whenever its latest version file does.
+
+        The token is ``<latest file name>:<size>:<mtime_ns>``, from ``stat`` only (no file is
+        read), so an index catalog can tell which records to re-read (DESIGN.md §9
+        "Freshness"). ``record_ids`` limits the scan to those records (absent ones are left out).
+        """
+        if record_ids is None:
+            pairs: Iterable[tuple[str, Path]] = self._latest_paths()
+        else:
+            pairs = []
+            for record_id in record_ids:
+                versions = self._versions(self._record_dir(record_id))
+                if versions:
+                    pairs.append((record_id, versions[-1][1]))
+        tokens: dict[str, str] = {}
+        for record_id, path in pairs:
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                continue
+            tokens[record_id] = f"{path.name}:{info.st_size}:{info.st_mtime_ns}"
+        return tokens
 
     def check(self) -> builtins.list[StoreError]:
         """Read every version file of every record and return the problems found, by path.
@@ -235,6 +262,10 @@ class FileStore:
         return self.root / check_record_id(record_id)[len("mem:") :]
 
     def _make_record_dir(self, record_dir: Path) -> None:
+        # Like the origin, the root is not fsynced for a new record directory: the fsyncs
+        # of the temp file and of the record directory commit the journal of ext4, xfs,
+        # btrfs or APFS, whose commits are ordered, and so the mkdir with them. (One more
+        # fsync per new record, a third of a put's cost, buys this on unjournaled systems.)
         try:
             os.mkdir(record_dir)
         except FileExistsError:
@@ -243,8 +274,6 @@ class FileStore:
             self.root.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileExistsError):
                 os.mkdir(record_dir)
-        # A new directory entry is durable only once its parent is fsynced.
-        _fsync_dir(self.root)
 
     def _versions(self, record_dir: Path) -> _Versions:
         """Return ``(number, path)`` of every version file, by number; temp files and strays are ignored."""

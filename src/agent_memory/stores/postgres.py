@@ -9,11 +9,9 @@ Invariants kept here:
   gives back the exact signed bytes; a row that does not is reported, never repaired.
 - ``records`` holds one row per record: its latest version number and the filter columns of that
   version (state, type, kind, subject, namespace, tags, created_at) that ``list`` queries.
-- ``put`` runs in one transaction under a transaction-level advisory lock on the record id, so
-  writers in any number of processes never lose a version and never share a version number;
-  the primary key ``(record_id, version)`` backs this up.
-- Tables are created on open when absent, under an advisory lock, so two processes opening one
-  schema at once both succeed.
+- ``put`` runs in one transaction under an advisory lock on the record id, so writers in any
+  number of processes never lose a version nor share a version number (the primary key
+  ``(record_id, version)`` backs this up). Tables are created on open, under an advisory lock.
 - ``erase`` replaces every version by the tombstone and then rewrites the tables with
   ``VACUUM FULL``; what PostgreSQL may still hold afterwards is :data:`ERASURE_LIMITATIONS`.
 """
@@ -29,9 +27,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError("PostgresStore needs psycopg 3: pip install 'agent-memory[postgres]'") from exc
 
 from agent_memory.errors import RecordError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
@@ -44,16 +45,16 @@ SCHEMA_FORMAT = "agent-memory-postgres/1"
 
 # What an erasure cannot reach inside PostgreSQL; the erasure receipt reports these (DESIGN.md §9).
 ERASURE_LIMITATIONS: tuple[str, ...] = (
-    "PostgreSQL keeps the erased row versions in its write-ahead log (pg_wal) until those segments "
-    "are recycled, and in every WAL archive, base backup and replica made before the erasure.",
-    "VACUUM FULL writes new table files; the file system frees the blocks of the old files without "
-    "overwriting them.",
-    "A transaction left open elsewhere in the database during the erasure can keep old row versions "
-    "alive through VACUUM FULL; the next VACUUM removes them.",
-    "Server logs hold statement text only where logging is configured to (log_statement, "
-    "log_min_error_statement).",
+    "the write-ahead log (pg_wal) keeps the erased row versions until its segments are recycled, "
+    "and so do WAL archives, base backups and replicas made before the erasure",
+    "VACUUM FULL writes new table files; the file system frees the old blocks without overwriting them",
+    "a transaction open elsewhere in the database during the erasure can keep old row versions "
+    "through VACUUM FULL until the next VACUUM",
+    "server logs hold statement text where logging is configured to (log_statement)",
 )
 
+_Connection = psycopg.Connection[tuple[Any, ...]]
+_Cursor = psycopg.Cursor[tuple[Any, ...]]
 _SCHEMA_NAME = re.compile(r"\A[a-z_][a-z0-9_]{0,62}\Z")
 _CONNECT_TIMEOUT_S = 10
 
@@ -62,8 +63,7 @@ CREATE SCHEMA IF NOT EXISTS {s};
 CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS {s}.records (
     record_id text COLLATE "C" PRIMARY KEY,
-    latest integer NOT NULL CHECK (latest >= 1),
-    created_at timestamptz NOT NULL,
+    latest integer NOT NULL CHECK (latest >= 1), created_at timestamptz NOT NULL,
     state text NOT NULL, type text NOT NULL, kind text NOT NULL,
     subject text, namespace text NOT NULL, tags text[] NOT NULL
 );
@@ -71,10 +71,8 @@ CREATE INDEX IF NOT EXISTS records_order ON {s}.records (created_at, record_id);
 CREATE INDEX IF NOT EXISTS records_subject ON {s}.records (namespace, subject) WHERE subject IS NOT NULL;
 CREATE TABLE IF NOT EXISTS {s}.versions (
     record_id text COLLATE "C" NOT NULL REFERENCES {s}.records (record_id),
-    version integer NOT NULL CHECK (version >= 1),
-    updated_at timestamptz NOT NULL,
-    canonical bytea NOT NULL,
-    PRIMARY KEY (record_id, version)
+    version integer NOT NULL CHECK (version >= 1), updated_at timestamptz NOT NULL,
+    canonical bytea NOT NULL, PRIMARY KEY (record_id, version)
 );
 -- No planner statistics on content: pg_statistic would keep samples of erased values.
 ALTER TABLE {s}.records ALTER subject SET STATISTICS 0, ALTER namespace SET STATISTICS 0,
@@ -91,7 +89,7 @@ ON CONFLICT (record_id) DO UPDATE SET latest = EXCLUDED.latest, created_at = EXC
 """
 
 
-def connect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
+def connect(dsn: str) -> _Connection:
     """Open an autocommit connection to the server ``dsn`` names.
 
     ``dsn`` is a libpq connection string, ``postgresql://user[:password]@host:port/dbname`` or
@@ -116,10 +114,8 @@ def connect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
     dbname = str(params.get("dbname") or os.environ.get("PGDATABASE") or "(default)")
     user = str(params.get("user") or os.environ.get("PGUSER") or "(default)")
     try:
-        options: dict[str, Any] = (
-            {} if "connect_timeout" in params else {"connect_timeout": _CONNECT_TIMEOUT_S}
-        )
-        return psycopg.connect(dsn, autocommit=True, **options)
+        timeout = params.get("connect_timeout") or _CONNECT_TIMEOUT_S
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as exc:
         reason = " ".join(str(exc).split())
         if password:
@@ -153,8 +149,9 @@ class PostgresStore:
             raise StoreError(f"refused schema name {schema!r}: lower-case letters, digits and _ only")
         self._dsn = dsn
         self.schema = schema
+        self._path = f"postgresql:{schema}"
         self._lock = threading.RLock()
-        self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._conn: _Connection | None = None
         self._ident = sql.Identifier(schema)
         self._q = {n: sql.SQL(text).format(s=self._ident) for n, text in _STATEMENTS.items() if n != "list"}
         try:
@@ -162,8 +159,6 @@ class PostgresStore:
         except BaseException:
             self.close()
             raise
-
-    # ------------------------------------------------------------------ the port
 
     def put(self, record: MemoryRecord) -> int:
         """Append ``record`` as the next version of its id; return that version number (1-based).
@@ -180,11 +175,9 @@ class PostgresStore:
         data = record.canonical_bytes()
         with self._transaction(record.id) as cur:
             cur.execute(self._q["lock"], (self._lock_key(record.id),))
-            cur.execute(self._q["latest"], (record.id,))
-            row = cur.fetchone()
-            previous = None if row is None else self._decode(record.id, row[0], row[1])
+            version, previous = self._latest(cur, record.id)
             check_next_version(previous, record)
-            version = 1 if row is None else int(row[0]) + 1
+            version += 1
             cur.execute(self._q["upsert_head"], (record.id, version, *_filter_columns(record)))
             cur.execute(self._q["insert_version"], (record.id, version, record.updated_at, data))
         return version
@@ -198,11 +191,10 @@ class PostgresStore:
         """
         check_record_id(record_id)
         with self._transaction(record_id) as cur:
-            cur.execute(self._q["latest"], (record_id,))
-            row = cur.fetchone()
-        if row is None:
+            _, latest = self._latest(cur, record_id)
+        if latest is None:
             raise RecordNotFound("the store holds no such record", record_id=record_id)
-        return self._decode(record_id, row[0], row[1])
+        return latest
 
     def history(self, record_id: str) -> list[MemoryRecord]:
         """Return every version, oldest first.
@@ -231,8 +223,7 @@ class PostgresStore:
     ) -> list[MemoryRecord]:
         """Return the latest version of every record matching all given filters, by ``(created_at, id)``.
 
-        Filters run in SQL on the columns of the latest version, with the semantics of
-        :func:`agent_memory.stores.base.filter_records`.
+        Filters run in SQL, with the semantics of :func:`~agent_memory.stores.base.filter_records`.
 
         Raises:
             StoreError: The server failed or a stored row is not a canonical record.
@@ -262,8 +253,6 @@ class PostgresStore:
             cur.execute(self._q["contains"], (record_id,))
             return cur.fetchone() is not None
 
-    # ------------------------------------------------------------------ erasure
-
     def erase(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
         """Replace every version of ``record_id`` by its tombstone, then ``VACUUM FULL`` the tables.
 
@@ -288,15 +277,13 @@ class PostgresStore:
         check_record_id(record_id)
         with self._transaction(record_id) as cur:
             cur.execute(self._q["lock"], (self._lock_key(record_id),))
-            cur.execute(self._q["latest"], (record_id,))
-            row = cur.fetchone()
-            if row is None:
+            version, latest = self._latest(cur, record_id)
+            if latest is None:
                 raise RecordNotFound("the store holds no such record", record_id=record_id)
-            tombstone = self._decode(record_id, row[0], row[1]).tombstone(reason, now=now or utc_now())
-            cur.execute(
-                self._q["erase_versions"], (tombstone.updated_at, tombstone.canonical_bytes(), record_id)
-            )
-            cur.execute(self._q["upsert_head"], (record_id, row[0], *_filter_columns(tombstone)))
+            tombstone = latest.tombstone(reason, now=now or utc_now())
+            data = tombstone.canonical_bytes()
+            cur.execute(self._q["erase_versions"], (tombstone.updated_at, data, record_id))
+            cur.execute(self._q["upsert_head"], (record_id, version, *_filter_columns(tombstone)))
         self._vacuum_full(record_id)
         return tombstone
 
@@ -314,10 +301,8 @@ class PostgresStore:
             raise StoreError(
                 "VACUUM FULL did not rewrite the tables; old row versions may remain",
                 record_id=record_id,
-                hint=f"run VACUUM FULL on {self.schema}.versions and {self.schema}.records as their owner",
+                hint=f"run VACUUM FULL on the tables of schema {self.schema} as their owner",
             )
-
-    # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
         """Close the connection; a later call reopens it."""
@@ -332,13 +317,15 @@ class PostgresStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+    def _connection(self) -> _Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._conn = connect(self._dsn)
+            # Statements must see what committed before the advisory lock, whatever the server default.
+            self._conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
         return self._conn
 
     @contextmanager
-    def _transaction(self, record_id: str | None = None) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+    def _transaction(self, record_id: str | None = None) -> Iterator[_Cursor]:
         with self._lock:
             conn = self._connection()
             try:
@@ -349,21 +336,20 @@ class PostgresStore:
 
     def _error(self, exc: psycopg.Error, record_id: str | None) -> StoreError:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        return StoreError(f"PostgreSQL failed: {detail}", path=self._where(), record_id=record_id)
+        return StoreError(f"PostgreSQL failed: {detail}", path=self._path, record_id=record_id)
 
     def _create_tables(self) -> None:
         with self._transaction() as cur:
             cur.execute(self._q["lock"], (self._lock_key("schema"),))
             cur.execute("SELECT to_regclass(%s)", (f"{self.schema}.versions",))
-            row = cur.fetchone()
-            if row is None or row[0] is None:
+            if (cur.fetchone() or (None,))[0] is None:
                 cur.execute(sql.SQL(_DDL).format(s=self._ident, format=sql.Literal(SCHEMA_FORMAT)))
             cur.execute(self._q["format"])
             found = cur.fetchone()
         if found is None or found[0] != SCHEMA_FORMAT:
             raise StoreError(
                 f"holds tables of format {found[0] if found else None!r}, expected {SCHEMA_FORMAT!r}",
-                path=self._where(),
+                path=self._path,
                 hint="open another schema with PostgresStore(dsn, schema=…)",
             )
 
@@ -371,12 +357,14 @@ class PostgresStore:
         digest = hashlib.blake2b(f"{self.schema}\0{name}".encode(), digest_size=8).digest()
         return int.from_bytes(digest, "big", signed=True)
 
-    def _where(self, record_id: str | None = None, version: int | None = None) -> str:
-        where = f"postgresql:{self.schema}"
-        return where if record_id is None else f"{where}.versions[{record_id} v{version}]"
+    def _latest(self, cur: _Cursor, record_id: str) -> tuple[int, MemoryRecord | None]:
+        """Return the latest version number and record, ``(0, None)`` when there is none."""
+        cur.execute(self._q["latest"], (record_id,))
+        row = cur.fetchone()
+        return (0, None) if row is None else (int(row[0]), self._decode(record_id, row[0], row[1]))
 
     def _decode(self, record_id: str, version: int, data: bytes) -> MemoryRecord:
-        where = self._where(record_id, version)
+        where = f"{self._path}.versions[{record_id} v{version}]"
         hint = "the row was changed outside agent-memory; restore it from a backup or an export"
         try:
             record = MemoryRecord.from_wire(loads_json(bytes(data), path=where), path=where)
@@ -387,16 +375,9 @@ class PostgresStore:
         return record
 
 
-def _filter_columns(record: MemoryRecord) -> tuple[Any, ...]:
-    return (
-        record.created_at,
-        record.state.value,
-        record.type.value,
-        record.effective_kind.value,
-        record.subject,
-        record.effective_namespace,
-        list(record.tags),
-    )
+def _filter_columns(r: MemoryRecord) -> tuple[Any, ...]:
+    kind, namespace = r.effective_kind.value, r.effective_namespace
+    return (r.created_at, r.state.value, r.type.value, kind, r.subject, namespace, list(r.tags))
 
 
 _STATEMENTS = {

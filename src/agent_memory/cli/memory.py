@@ -1,0 +1,229 @@
+"""Porcelain commands: remember, recall, supersede, resolve, archive and status (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import click
+
+from agent_memory.cli.common import echo_json, home_option, json_option
+
+if TYPE_CHECKING:
+    from agent_memory.memory import Memory
+
+_KINDS = click.Choice(["state", "knowledge"])
+
+
+def _open(home: str | None, taint: tuple[str, ...] = ()) -> Memory:
+    from agent_memory.home import resolve_home
+    from agent_memory.memory import Memory
+
+    return Memory.open(resolve_home(home), taint=taint, source_kind="cli")
+
+
+def _default_source() -> str:
+    """A source that names the command and the user, so a CLI write is never unsourced."""
+    user = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    return f"cli:{user}@{datetime.now().astimezone().date().isoformat()}"
+
+
+def _time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    from agent_memory.errors import RecordError
+    from agent_memory.wire import parse_timestamp
+
+    try:
+        return parse_timestamp(value, option)
+    except RecordError as exc:
+        raise click.BadParameter(exc.detail, param_hint=f"--{option.replace('_', '-')}") from None
+
+
+@click.command()
+@click.argument("text")
+@click.option(
+    "--source", metavar="REF", default=None, help="Where it came from [default: cli:<user>@<date>]."
+)
+@click.option(
+    "--type", "type_", metavar="T", default="fact", show_default=True, help="fact, episode, procedure, rule."
+)
+@click.option(
+    "--kind", type=_KINDS, default=None, help="state (one value per subject) or knowledge [default]."
+)
+@click.option(
+    "--subject", metavar="KEY", default=None, help="Exact key of a state record, e.g. host:staging."
+)
+@click.option("--tag", "tags", multiple=True, metavar="T", help="A tag; repeat for more.")
+@click.option("--taint", "taints", multiple=True, metavar="LABEL", help="A taint label, e.g. external.")
+@click.option("--namespace", default="default", show_default=True, help="Tenancy key (user:…, project:…).")
+@click.option("--occurred-at", metavar="TIME", default=None, help="When it happened (ISO-8601 with offset).")
+@click.option(
+    "--valid-from", metavar="TIME", default=None, help="When it starts to hold (ISO-8601 with offset)."
+)
+@click.option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True)
+@home_option
+@json_option
+def remember(
+    text: str,
+    source: str | None,
+    type_: str,
+    kind: str | None,
+    subject: str | None,
+    tags: tuple[str, ...],
+    taints: tuple[str, ...],
+    namespace: str,
+    occurred_at: str | None,
+    valid_from: str | None,
+    confidence: float,
+    home: str | None,
+    as_json: bool,
+) -> None:
+    """Remember TEXT and print the record id.
+
+    An identical live record is not copied (deduped). A state record with the subject of a
+    live one supersedes it when newer and untainted, and otherwise opens a dispute.
+    """
+    with _open(home) as memory:
+        result = memory.remember(
+            text,
+            source=source or _default_source(),
+            type=type_,
+            kind=kind,
+            subject=subject,
+            tags=tags,
+            taint=taints,
+            namespace=namespace,
+            occurred_at=_time(occurred_at, "occurred_at"),
+            valid_from=_time(valid_from, "valid_from"),
+            confidence=confidence,
+        )
+    if as_json:
+        echo_json(result.to_json())
+        return
+    click.echo(result.record_id)
+    for flag, text_ in (
+        (result.deduped, "deduped: an identical record exists"),
+        (result.superseded, f"superseded {result.superseded}"),
+        (result.disputed_with, f"disputes {result.disputed_with}: resolve with agent-memory resolve"),
+        (result.pending, "pending review: its subject is already disputed"),
+        (result.quarantined, "quarantined until reviewed (tainted)"),
+    ):
+        if flag:
+            click.echo(text_, err=True)
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--budget", "budget", type=int, default=2000, show_default=True, help="Token budget (4 chars/token)."
+)
+@click.option("--k", "k", type=click.IntRange(min=1), default=None, help="At most this many records.")
+@click.option("--include-history", is_flag=True, help="Also show superseded predecessors.")
+@click.option("--include-archived", is_flag=True, help="Also consider archived records.")
+@click.option("--as-of", metavar="TIME", default=None, help="What the Home believed at this record time.")
+@click.option("--valid-at", metavar="TIME", default=None, help="What held at this valid time.")
+@click.option("--namespace", default=None, help="Only this namespace.")
+@home_option
+@json_option
+def recall(
+    query: str,
+    budget: int,
+    k: int | None,
+    include_history: bool,
+    include_archived: bool,
+    as_of: str | None,
+    valid_at: str | None,
+    namespace: str | None,
+    home: str | None,
+    as_json: bool,
+) -> None:
+    """Recall what the Home knows about QUERY, within a token budget, as dated, sourced testimony."""
+    with _open(home) as memory:
+        result = memory.recall(
+            query,
+            budget_tokens=budget,
+            k=k,
+            include_history=include_history,
+            include_archived=include_archived,
+            as_of=_time(as_of, "as_of"),
+            valid_at=_time(valid_at, "valid_at"),
+            namespace=namespace,
+        )
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(result.as_prompt_block())
+
+
+@click.command()
+@click.argument("old_id")
+@click.argument("text")
+@click.option("--reason", required=True, help="Why the old record is replaced.")
+@click.option("--source", metavar="REF", default=None, help="Where the correction came from.")
+@click.option("--expected-version", type=int, default=None, help="Fail unless OLD_ID has this many versions.")
+@home_option
+@json_option
+def supersede(
+    old_id: str,
+    text: str,
+    reason: str,
+    source: str | None,
+    expected_version: int | None,
+    home: str | None,
+    as_json: bool,
+) -> None:
+    """Replace the active record OLD_ID with a new record of TEXT (same kind, subject, namespace)."""
+    with _open(home) as memory:
+        result = memory.supersede(
+            old_id, text, source=source or _default_source(), reason=reason, expected_version=expected_version
+        )
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(result.record_id)
+
+
+@click.command()
+@click.argument("winner_id")
+@click.argument("loser_id")
+@click.option("--reason", required=True, help="Why the winner is right.")
+@home_option
+def resolve(winner_id: str, loser_id: str, reason: str, home: str | None) -> None:
+    """Settle a dispute: WINNER_ID returns to active, LOSER_ID is superseded by it."""
+    with _open(home) as memory:
+        memory.resolve(winner_id, loser_id, reason)
+    click.echo(f"resolved: {winner_id} active, {loser_id} superseded")
+
+
+@click.command(name="archive")
+@click.argument("record_id")
+@click.option("--reason", required=True, help="Why it is retired.")
+@home_option
+def archive_(record_id: str, reason: str, home: str | None) -> None:
+    """Retire RECORD_ID (terminal; the content is kept, recall shows it only with --include-archived)."""
+    with _open(home) as memory:
+        memory.archive(record_id, reason)
+    click.echo(f"archived {record_id}")
+
+
+@click.command()
+@home_option
+@json_option
+def status(home: str | None, as_json: bool) -> None:
+    """Show counts by state, type and kind, open disputes, quarantine, and whether each index is fresh."""
+    with _open(home) as memory:
+        report = memory.status()
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(f"records      {report['records']}  {report['by_state']}")
+    click.echo(f"kinds        {report['by_kind']}")
+    click.echo(f"disputes     {report['open_disputes']} open, {report['pending']} pending review")
+    click.echo(f"quarantined  {report['quarantined']}")
+    for index in report["indexes"]:
+        state = "DIRTY" if index["dirty"] else "fresh"
+        click.echo(
+            f"index        {index['name']} ({index['kind']}): {state}, {index['indexed']}/{index['records']}"
+        )

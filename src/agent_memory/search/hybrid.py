@@ -1,0 +1,189 @@
+"""`HybridIndex`: several indexes behind one `SearchIndex`, their rankings fused (issue 4 item 5).
+
+Writes go to every part; a query asks every part for ``max(k, 32)`` candidates and fuses
+them by the method the recipe names:
+
+- ``rrf`` (reciprocal rank fusion, Cormack et al. 2009): ``score(d) = Σᵢ wᵢ / (k_rrf + rankᵢ(d))``
+  over the parts that returned ``d``, ranks from 1. Only ranks count, so parts whose scores
+  live on different scales (BM25, cosine) mix without calibration. Scores lie in
+  ``(0, Σᵢ wᵢ / (k_rrf + 1)]``.
+- ``weighted``: each part's scores are normalised, ``max`` (``s / max s``, the origin's
+  relevance rule, origin-notes §1.13) or ``minmax`` (``(s − min) / (max − min)``, a single
+  candidate counting 1), then ``score(d) = Σᵢ wᵢ · normᵢ(d)``. Under ``minmax`` each part's
+  weakest candidate adds 0, so a note only that candidate found is dropped.
+
+Invariants: every part holds the same records (all writes go to all parts, in order);
+results are sorted by (−score, record id) and hold only scores > 0; :meth:`HybridIndex.inputs`
+reports a part disagreement as a digest no store can match, so the index reads as dirty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from agent_memory.records import MemoryRecord
+from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex
+
+__all__ = ["FUSION_METHODS", "NORMALISATIONS", "FusionMethod", "HybridIndex", "fuse"]
+
+FusionMethod = Literal["rrf", "weighted"]
+FUSION_METHODS: tuple[FusionMethod, ...] = ("rrf", "weighted")
+Normalisation = Literal["max", "minmax"]
+NORMALISATIONS: tuple[Normalisation, ...] = ("max", "minmax")
+CANDIDATES = 32  # per part, as the origin's recall asks each index (origin-notes §1.13)
+
+
+def fuse(
+    rankings: Sequence[Sequence[Hit]],
+    weights: Sequence[float],
+    *,
+    method: FusionMethod = "rrf",
+    k_rrf: int = 60,
+    normalise: Normalisation = "max",
+) -> list[Hit]:
+    """Fuse per-part rankings (each best first) into one list sorted by (−score, id).
+
+    Args:
+        rankings: One ranking per part; a part's ranking need not be complete.
+        weights: One non-negative weight per part.
+        method: ``rrf`` or ``weighted`` (see the module docstring).
+        k_rrf: The RRF damping constant (60 in the RRF paper); larger flattens the ranks.
+        normalise: How ``weighted`` scales each part's scores into [0, 1].
+
+    Returns:
+        Every id with a fused score > 0, best first; no cut to ``k``.
+    """
+    fused: dict[str, float] = {}
+    for hits, weight in zip(rankings, weights, strict=True):
+        if not hits or weight == 0:
+            continue
+        if method == "rrf":
+            contributions = [weight / (k_rrf + rank) for rank in range(1, len(hits) + 1)]
+        else:
+            contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
+        for hit, contribution in zip(hits, contributions, strict=True):
+            fused[hit.record_id] = fused.get(hit.record_id, 0.0) + contribution
+    ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
+    return [Hit(record_id, -negative) for negative, record_id in ranked]
+
+
+def _normalised(scores: list[float], how: Normalisation) -> list[float]:
+    top = max(scores)
+    if how == "max":
+        return [max(s, 0.0) / top if top > 0 else 0.0 for s in scores]
+    low = min(scores)
+    if top == low:
+        return [1.0] * len(scores)
+    return [(s - low) / (top - low) for s in scores]
+
+
+class HybridIndex:
+    """Several indexes queried as one, by rank fusion (a :class:`~agent_memory.search.base.SearchIndex`).
+
+    Args:
+        parts: The indexes to fuse, e.g. an ``FtsIndex`` and a ``VectorIndex``; the hybrid
+            writes to them but does not close them.
+        method: ``rrf`` (default) or ``weighted``.
+        k_rrf: The RRF constant (> 0).
+        weights: One non-negative weight per part, not all zero (default 1 each).
+        normalise: Score normalisation for ``weighted``: ``max`` (default) or ``minmax``.
+        name: The index's name in its recipe.
+
+    Raises:
+        ValueError: No parts, an unknown method or normalisation, ``k_rrf`` ≤ 0, or weights
+            of the wrong number, negative, or all zero.
+    """
+
+    def __init__(
+        self,
+        parts: Sequence[SearchIndex],
+        *,
+        method: FusionMethod = "rrf",
+        k_rrf: int = 60,
+        weights: Sequence[float] | None = None,
+        normalise: Normalisation = "max",
+        name: str = "hybrid",
+    ) -> None:
+        if not parts:
+            raise ValueError("a hybrid index needs at least one part")
+        if method not in FUSION_METHODS:
+            raise ValueError(f"unknown fusion method {method!r} (one of: {', '.join(FUSION_METHODS)})")
+        if normalise not in NORMALISATIONS:
+            raise ValueError(f"unknown normalisation {normalise!r} (one of: {', '.join(NORMALISATIONS)})")
+        if k_rrf <= 0:
+            raise ValueError("k_rrf must be positive")
+        chosen = [1.0] * len(parts) if weights is None else [float(w) for w in weights]
+        if len(chosen) != len(parts) or any(not w >= 0 for w in chosen) or not any(chosen):
+            raise ValueError("weights need one non-negative value per part, not all zero")
+        self.parts = tuple(parts)
+        self._method: FusionMethod = method
+        self._k_rrf = k_rrf
+        self._weights = tuple(chosen)
+        self._normalise: Normalisation = normalise
+        self._name = name
+
+    def __repr__(self) -> str:
+        names = ", ".join(part.recipe.name for part in self.parts)
+        return f"HybridIndex([{names}], method={self._method!r}, name={self._name!r})"
+
+    @property
+    def recipe(self) -> Recipe:
+        """How this index is built: the fusion constants and every part's recipe (seed 003)."""
+        params: dict[str, object] = {
+            "method": self._method,
+            "candidates": CANDIDATES,
+            # Weights as strings: recipe.json holds no floats but these (base.Recipe).
+            "weights": [repr(w) for w in self._weights],
+            "parts": [part.recipe.to_json() for part in self.parts],
+        }
+        if self._method == "rrf":
+            params["k_rrf"] = self._k_rrf
+        else:
+            params["normalise"] = self._normalise
+        return Recipe(kind="hybrid", name=self._name, params=params)
+
+    def index(self, records: Iterable[MemoryRecord]) -> None:
+        """Add records to every part, replacing any version of the same id."""
+        batch = list(records)
+        for part in self.parts:
+            part.index(batch)
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        """Forget these ids in every part (unknown ids are ignored)."""
+        ids = list(record_ids)
+        for part in self.parts:
+            part.remove(ids)
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        """Return up to ``k`` fused hits, best first, ties by record id.
+
+        Each part is asked for ``max(k, 32)`` candidates. Scores are fused scores (see the
+        module docstring), comparable only within this index and recipe.
+        """
+        if k <= 0:
+            return []
+        wanted = max(k, CANDIDATES)
+        rankings = [part.query(text, k=wanted) for part in self.parts]
+        fused = fuse(
+            rankings, self._weights, method=self._method, k_rrf=self._k_rrf, normalise=self._normalise
+        )
+        return fused[:k]
+
+    def inputs(self) -> IndexInputs:
+        """Return what every part holds; when the parts disagree, a digest that matches nothing.
+
+        When all parts hold the same (id, version) pairs their common count and digest are
+        the hybrid's (so it compares with a store like any index), and ``built_at`` is the
+        oldest part's. Otherwise ``count`` is the smallest part's and ``digest`` is
+        ``parts:`` + the sha256 over the parts' digests, which no store digest equals.
+        """
+        held = [part.inputs() for part in self.parts]
+        stamps = [inputs.built_at for inputs in held]
+        built_at = None if any(s is None for s in stamps) else min(s for s in stamps if s is not None)
+        digests = [inputs.digest for inputs in held]
+        if len(set(digests)) == 1 and len({inputs.count for inputs in held}) == 1:
+            return IndexInputs(count=held[0].count, digest=digests[0], built_at=built_at)
+        combined = hashlib.sha256("\n".join(digests).encode()).hexdigest()
+        return IndexInputs(count=min(i.count for i in held), digest=f"parts:{combined}", built_at=built_at)

@@ -1,0 +1,405 @@
+"""`VectorIndex`: exact cosine search over embeddings kept in SQLite (stdlib ``sqlite3``, numpy).
+
+The vector index of issue 4 item 4, for machines whose ``sqlite3`` cannot load extensions.
+Schema::
+
+    meta(key, value)                        schema tag, embedder key, built_at
+    vectors(text_hash, embedder, vector)    float32 little-endian blobs, one per distinct text
+    entries(record_id, version, text_hash)  which text each record's latest version has
+
+Invariants:
+
+- **No text is stored**, only ``sha256:`` hashes of :func:`document_text` and the vectors.
+  A vector is keyed by (text hash, embedder name/version/dimensions), so a text is embedded
+  once: re-indexing an unchanged record, a new version whose text did not change, or another
+  record with the same text reuses the stored vector (seed 001 style, llm ``embeddings.py``).
+- Search is exact: every held row's cosine with the query, computed by numpy over a matrix
+  loaded on the first query and updated in place by :meth:`VectorIndex.index` and
+  :meth:`VectorIndex.remove`. Rows and queries are unit vectors, so cosine is a dot product.
+- :meth:`VectorIndex.remove` drops the record at once; its vector stays, unreachable, until
+  :meth:`VectorIndex.purge` deletes every vector no record uses and leaves none of their
+  bytes in the file, its ``-wal`` or ``-shm`` (DESIGN.md §9 erasure).
+- Opening a file with another embedder empties ``entries`` (``inputs().count`` is 0, so the
+  caller rebuilds); the other embedder's vectors stay until :meth:`VectorIndex.purge`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from types import TracebackType
+
+import numpy as np
+
+from agent_memory.records import MemoryRecord
+from agent_memory.search.base import (
+    Embedder,
+    Hit,
+    IndexInputs,
+    Recipe,
+    Vectors,
+    document_text,
+    inputs_digest,
+    version_digest,
+)
+from agent_memory.search.embedders import EmbeddingError, normalise_rows
+from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+
+__all__ = ["VectorIndex", "text_hash"]
+
+_SCHEMA_TAG = "agent-memory-vectors/1"
+_BATCH = 500
+_BUSY_TIMEOUT_MS = 5000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS vectors (
+    text_hash TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (text_hash, embedder)
+) STRICT;
+CREATE TABLE IF NOT EXISTS entries (
+    record_id TEXT PRIMARY KEY,
+    version TEXT NOT NULL,
+    text_hash TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS entries_text ON entries (text_hash);
+"""
+
+
+def text_hash(text: str) -> str:
+    """Return ``sha256:<64 hex>`` of the UTF-8 text: the key of its vector."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class VectorIndex:
+    """Exact cosine search over one embedder's vectors (a :class:`~agent_memory.search.base.SearchIndex`).
+
+    One connection is shared by all threads under a lock. Embedding runs outside the write
+    transaction, so a slow model does not hold the database.
+
+    Args:
+        path: The database file, created if absent, or ``":memory:"``.
+        embedder: Turns texts into unit vectors; its name, version and dimensions key the
+            stored vectors.
+        name: The index's name in its recipe (its folder under ``.cache/indexes/``).
+        batch_size: Texts per call to ``embedder.embed``.
+        clock: Returns the current aware UTC time; stamps ``built_at``. Defaults to the wall clock.
+
+    Raises:
+        sqlite3.Error: The file cannot be opened or is not a database.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        embedder: Embedder,
+        *,
+        name: str = "vectors",
+        batch_size: int = 64,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.embedder = embedder
+        self._name = name
+        self._batch_size = max(1, batch_size)
+        self._clock = clock or utc_now
+        self._dimensions = embedder.dimensions
+        self._key = f"{embedder.name}/{embedder.version}/{self._dimensions}"
+        self._lock = threading.RLock()
+        # The in-memory matrix: row i holds the vector of _ids[i]; None until the first query.
+        self._ids: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._matrix: Vectors | None = None
+        self._conn = sqlite3.connect(
+            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._conn.execute("PRAGMA secure_delete = ON")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._transaction(self._open_schema, stamp=False)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"VectorIndex({self.path!r}, embedder={self._key!r}, name={self._name!r})"
+
+    def __enter__(self) -> VectorIndex:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; the index cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    # ------------------------------------------------------------------ the port
+
+    @property
+    def recipe(self) -> Recipe:
+        """How this index is built (``recipe.json``, seed 003)."""
+        return Recipe(
+            kind="vector",
+            name=self._name,
+            params={
+                "embedder": self.embedder.name,
+                "embedder_version": self.embedder.version,
+                "dimensions": self._dimensions,
+                "metric": "cosine",
+                "search": "exact",
+                "fields": ["body", "tags"],
+                "storage": "float32-le",
+                "schema": _SCHEMA_TAG,
+            },
+        )
+
+    def index(self, records: Iterable[MemoryRecord]) -> None:
+        """Add records, replacing any version of the same id (last one wins within a call).
+
+        Only texts without a stored vector for this embedder are embedded, each distinct
+        text once. Work is committed in one transaction per 500 records.
+
+        Raises:
+            EmbeddingError: The embedder failed or returned vectors of the wrong shape;
+                batches before the failing one stay committed.
+        """
+        latest: dict[str, MemoryRecord] = {}
+        for record in records:
+            latest.pop(record.id, None)
+            latest[record.id] = record
+        items = list(latest.values())
+        with self._lock:
+            for start in range(0, len(items), _BATCH):
+                self._write_batch(items[start : start + _BATCH])
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        """Forget these ids (unknown ids are ignored); they never match again.
+
+        Their vectors stay in the file, unreachable, until :meth:`purge`.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        with self._lock:
+            self._transaction(
+                lambda: self._conn.executemany("DELETE FROM entries WHERE record_id = ?", [(i,) for i in ids])
+            )
+            self._drop_rows(ids)
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        """Return up to ``k`` hits with cosine > 0, best first, ties by record id.
+
+        Scores are cosines in (0, 1]. Blank text, and text the embedder maps to the zero
+        vector (no tokens for the hash embedder), gives ``[]``.
+
+        Raises:
+            EmbeddingError: The embedder failed on the query text.
+        """
+        if k <= 0 or not text.strip():
+            return []
+        query = normalise_rows(self.embedder.embed([text]))[0]
+        if not query.any():
+            return []
+        with self._lock:
+            matrix = self._loaded()
+            scores = matrix[: len(self._ids)] @ query
+            candidates = np.flatnonzero(scores > 0)
+            if len(candidates) > k:
+                # Keep everything tied with the k-th score, so ties are cut by id below.
+                kth = np.partition(scores[candidates], -k)[-k]
+                candidates = candidates[scores[candidates] >= kth]
+            ranked = sorted((-float(scores[i]), self._ids[i]) for i in candidates)
+        return [Hit(record_id, min(-negative, 1.0)) for negative, record_id in ranked[:k]]
+
+    def inputs(self) -> IndexInputs:
+        """Return the count and digest of the (record id, version digest) pairs held, and ``built_at``."""
+        with self._lock:
+            pairs = self._conn.execute("SELECT record_id, version FROM entries").fetchall()
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'built_at'").fetchone()
+        built_at = parse_timestamp(row[0], "built_at") if row else None
+        return IndexInputs(count=len(pairs), digest=inputs_digest(pairs), built_at=built_at)
+
+    # ------------------------------------------------------------------ erasure
+
+    def purge(self) -> int:
+        """Delete every vector no record uses, then leave none of their bytes in the files.
+
+        ``secure_delete`` is on, ``VACUUM`` rebuilds the file, and a TRUNCATE checkpoint
+        empties the ``-wal`` (DESIGN.md §9 erasure).
+
+        Returns:
+            How many vectors were deleted.
+
+        Raises:
+            sqlite3.OperationalError: Another connection keeps the database busy.
+        """
+        with self._lock:
+            deleted: list[int] = []
+            self._transaction(
+                lambda: deleted.append(
+                    self._conn.execute(
+                        "DELETE FROM vectors WHERE embedder != ?"
+                        " OR text_hash NOT IN (SELECT text_hash FROM entries)",
+                        (self._key,),
+                    ).rowcount
+                ),
+                stamp=False,
+            )
+            self._conn.execute("VACUUM")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return deleted[0]
+
+    # ------------------------------------------------------------------ internals
+
+    def _open_schema(self) -> None:
+        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        if "meta" in tables:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is None or row[0] != _SCHEMA_TAG:
+                for table in ("entries", "vectors", "meta"):
+                    self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._conn.execute(statement)
+        self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (_SCHEMA_TAG,))
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if row is not None and row[0] != self._key:
+            self._conn.execute("DELETE FROM entries")
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self._key,))
+
+    def _transaction(self, body: Callable[[], object], *, stamp: bool = True) -> None:
+        """Run ``body`` in one write transaction, then stamp ``built_at``."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            body()
+            if stamp:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('built_at', ?)", (format_timestamp(self._clock()),)
+                )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def _write_batch(self, records: list[MemoryRecord]) -> None:
+        texts = {r.id: document_text(r) for r in records}
+        rows = [(r.id, version_digest(r), text_hash(texts[r.id])) for r in records]
+        held = {
+            record_id: (version, digest)
+            for record_id, version, digest in self._conn.execute(
+                "SELECT record_id, version, text_hash FROM entries"
+                " WHERE record_id IN (SELECT value FROM json_each(?))",
+                (json.dumps([record_id for record_id, _, _ in rows]),),
+            )
+        }
+        changed = [row for row in rows if held.get(row[0]) != row[1:]]
+        if not changed:
+            return
+        vectors = self._stored({digest for _, _, digest in changed})
+        missing = {digest: texts[record_id] for record_id, _, digest in changed if digest not in vectors}
+        fresh = self._embed(list(missing.values()))
+        vectors.update(zip(missing, fresh, strict=True))
+
+        def write() -> None:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO vectors VALUES (?, ?, ?)",
+                [(digest, self._key, vectors[digest].astype("<f4").tobytes()) for digest in missing],
+            )
+            self._conn.executemany(
+                "INSERT INTO entries VALUES (?, ?, ?) ON CONFLICT (record_id)"
+                " DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash",
+                changed,
+            )
+
+        self._transaction(write)
+        self._set_rows([(record_id, vectors[digest]) for record_id, _, digest in changed])
+
+    def _stored(self, digests: set[str]) -> dict[str, Vectors]:
+        """Return the stored vectors of these text hashes for this embedder."""
+        found = self._conn.execute(
+            "SELECT text_hash, vector FROM vectors"
+            " WHERE embedder = ? AND text_hash IN (SELECT value FROM json_each(?))",
+            (self._key, json.dumps(sorted(digests))),
+        )
+        return {digest: self._decode(blob) for digest, blob in found}
+
+    def _embed(self, texts: list[str]) -> list[Vectors]:
+        out: list[Vectors] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = texts[start : start + self._batch_size]
+            vectors = np.asarray(self.embedder.embed(batch))
+            if vectors.shape != (len(batch), self._dimensions) or not np.isfinite(vectors).all():
+                raise EmbeddingError(
+                    f"embedder {self._key} returned shape {vectors.shape} for {len(batch)} texts"
+                    f" (expected ({len(batch)}, {self._dimensions}), finite)",
+                    path=self.path,
+                )
+            out.extend(normalise_rows(vectors))
+        return out
+
+    def _decode(self, blob: bytes) -> Vectors:
+        vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        if vector.shape != (self._dimensions,):
+            raise EmbeddingError(
+                f"a stored vector has {vector.size} values, not {self._dimensions}", path=self.path
+            )
+        return vector
+
+    def _loaded(self) -> Vectors:
+        """Return the matrix, reading every held vector on first use."""
+        if self._matrix is None:
+            rows = self._conn.execute(
+                "SELECT e.record_id, v.vector FROM entries e"
+                " JOIN vectors v ON v.text_hash = e.text_hash AND v.embedder = ? ORDER BY e.record_id",
+                (self._key,),
+            ).fetchall()
+            self._ids = [record_id for record_id, _ in rows]
+            self._rows = {record_id: i for i, record_id in enumerate(self._ids)}
+            self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32)
+            for i, (_, blob) in enumerate(rows):
+                self._matrix[i] = self._decode(blob)
+        return self._matrix
+
+    def _set_rows(self, items: list[tuple[str, Vectors]]) -> None:
+        if self._matrix is None:
+            return
+        for record_id, vector in items:
+            row = self._rows.get(record_id)
+            if row is None:
+                row = len(self._ids)
+                if row == len(self._matrix):
+                    grown = np.zeros((2 * row, self._dimensions), dtype=np.float32)
+                    grown[:row] = self._matrix
+                    self._matrix = grown
+                self._ids.append(record_id)
+                self._rows[record_id] = row
+            self._matrix[row] = vector
+
+    def _drop_rows(self, record_ids: list[str]) -> None:
+        """Remove rows by moving the last row into each hole."""
+        if self._matrix is None:
+            return
+        for record_id in record_ids:
+            row = self._rows.pop(record_id, None)
+            if row is None:
+                continue
+            last = len(self._ids) - 1
+            if row != last:
+                moved = self._ids[last]
+                self._matrix[row] = self._matrix[last]
+                self._ids[row] = moved
+                self._rows[moved] = row
+            self._matrix[last] = 0
+            self._ids.pop()
