@@ -4,7 +4,8 @@
 optional and extension fields present or absent, nested `slots`/`extra` values, tombstones,
 and records signed by `KEYS`. Strings mix arbitrary Unicode (no lone surrogates) with text
 that is hostile to YAML and to line-based parsing: `no`, `1.0`, dates, `---` lines, CRLF,
-U+2028, NEL, BOMs, C0/C1 controls and keys longer than YAML's implicit-key limit.
+U+2028, NEL, BOMs, C0/C1 controls and keys longer than YAML's implicit-key limit. Object
+keys are NFC, as the wire requires; string values need not be.
 
 Each Hypothesis draw costs tens of microseconds, so the strategies draw little: a string is
 one pick from the hostile pool plus one Unicode text, and a single integer says which

@@ -77,7 +77,7 @@ class Home:
         Raises:
             ConfigError: No ``memory.toml`` there, or it is invalid (with a hint to ``init``).
         """
-        root = Path(path)
+        root = Path(path).expanduser()
         return cls(root=root, settings=Settings.load(root / "memory.toml"))
 
     @classmethod
@@ -102,7 +102,7 @@ class Home:
         Raises:
             ConfigError: The folder is already a Home or is not empty, or the zone is unknown.
         """
-        root = Path(path)
+        root = Path(path).expanduser()
         if (root / "memory.toml").exists():
             raise ConfigError("already a Home", path=str(root), hint="open it, or choose another folder")
         if root.exists() and (not root.is_dir() or any(root.iterdir())):

@@ -305,22 +305,12 @@ class FileStore:
         try:
             record = self._load(data, str(path))
         except (AgentMemoryError, ValueError, TypeError) as exc:
-            detail = exc.detail if isinstance(exc, AgentMemoryError) else str(exc)
-            field = exc.field if isinstance(exc, AgentMemoryError) else None
-            raise StoreError(
-                f"unreadable version file: {detail}",
-                path=str(path),
-                record_id=record_id,
-                field=field,
-                hint=_HINT,
-            ) from exc
+            detail, field = (exc.detail, exc.field) if isinstance(exc, AgentMemoryError) else (str(exc), None)
+            where = {"path": str(path), "record_id": record_id, "hint": _HINT}
+            raise StoreError(f"unreadable version file: {detail}", field=field, **where) from exc
         if record.id != record_id:
-            raise StoreError(
-                f"the file holds {record.id}, not the record its directory names",
-                path=str(path),
-                record_id=record_id,
-                hint=_HINT,
-            )
+            detail = f"the file holds {record.id}, not the record its directory names"
+            raise StoreError(detail, path=str(path), record_id=record_id, hint=_HINT)
         return record
 
     def _link_next(self, record: MemoryRecord, record_dir: Path, temp: Path) -> int:
@@ -349,15 +339,11 @@ class FileStore:
             return number + 1
         raise StoreError(f"gave up after {_MAX_ATTEMPTS} lost races with other writers", record_id=record.id)
 
-    def _follow_erasure(
-        self, record_id: str, previous_path: Path, previous_bytes: bytes, target: Path
-    ) -> None:
+    def _follow_erasure(self, record_id: str, previous: Path, previous_bytes: bytes, target: Path) -> None:
         """Undo a version linked after an erasure replaced the previous one (erase's only race)."""
-        now_bytes = _read_bytes(record_id, previous_path)
-        if now_bytes == previous_bytes:
-            return
+        now_bytes = _read_bytes(record_id, previous)
         try:
-            if not self._parse(record_id, previous_path, now_bytes).redacted:
+            if now_bytes == previous_bytes or not self._parse(record_id, previous, now_bytes).redacted:
                 return
         except StoreError:
             return  # edited by hand meanwhile: not an erasure, and not this writer's to report
