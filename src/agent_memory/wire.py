@@ -136,7 +136,12 @@ def confidence_from_wire(value: Any) -> float:
     return float(value)
 
 
-def check_json_value(value: Any, field: str) -> None:
+MAX_JSON_DEPTH = 100
+"""How deeply JSON values may nest; the note codec reads no deeper (DESIGN.md §9)."""
+_MAX_INT = 10**4000  # well inside Python's 4,300-digit limit for int <-> str conversion
+
+
+def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
     """Check that a value is plain float-free JSON with encodable strings.
 
     Args:
@@ -146,7 +151,13 @@ def check_json_value(value: Any, field: str) -> None:
     Raises:
         RecordError: Naming the innermost offending position.
     """
-    if value is None or isinstance(value, bool | int):
+    if _depth > MAX_JSON_DEPTH and isinstance(value, list | tuple | dict):
+        raise RecordError(f"nested deeper than {MAX_JSON_DEPTH} levels", field=field)
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if abs(value) >= _MAX_INT:
+            raise RecordError("integer too large (4,000 digits or more)", field=field)
         return
     if isinstance(value, float):
         raise RecordError("floats are not allowed on the wire: use an integer or a string", field=field)
@@ -155,7 +166,7 @@ def check_json_value(value: Any, field: str) -> None:
         return
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            check_json_value(item, f"{field}[{i}]")
+            check_json_value(item, f"{field}[{i}]", _depth + 1)
         return
     if isinstance(value, dict):
         normalised: set[str] = set()
@@ -171,7 +182,7 @@ def check_json_value(value: Any, field: str) -> None:
             if nfc in normalised:
                 raise RecordError(f"two keys are the same text after NFC normalisation: {key!r}", field=field)
             normalised.add(nfc)
-            check_json_value(item, f"{field}.{key}")
+            check_json_value(item, f"{field}.{key}", _depth + 1)
         return
     raise RecordError(f"not a JSON value: {type(value).__name__}", field=field)
 

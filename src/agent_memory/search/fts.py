@@ -86,10 +86,15 @@ CREATE VIRTUAL TABLE temp.q_tokens USING fts5(text, tokenize='{TOKENIZER.removep
 CREATE VIRTUAL TABLE temp.q_stems_i USING fts5vocab(temp, q_stems, instance);
 CREATE VIRTUAL TABLE temp.q_tokens_i USING fts5vocab(temp, q_tokens, instance);
 """
+# FTS5 ranks the matches alone; only the top rows are joined to their record ids.
 _MATCH = (
-    "SELECT d.record_id, -bm25(fts) AS score FROM fts JOIN docs d ON d.rowid = fts.rowid"
-    " WHERE fts MATCH ? ORDER BY score DESC, d.record_id LIMIT ?"
+    "SELECT d.record_id, -f.score FROM (SELECT rowid, bm25(fts) AS score FROM fts WHERE fts MATCH ?"
+    " ORDER BY score LIMIT ?) AS f JOIN docs d ON d.rowid = f.rowid"
 )
+
+
+def _rank(hit: Hit) -> tuple[float, str]:
+    return (-hit.score, hit.record_id)
 
 
 class FtsIndex:
@@ -349,8 +354,15 @@ class FtsIndex:
         return int(row[0])
 
     def _match(self, expression: str, k: int) -> list[Hit]:
-        rows = self._conn.execute(_MATCH, (expression, k)).fetchall()
-        return [Hit(record_id, float(score)) for record_id, score in rows]
+        """Return the top ``k`` rows for ``expression``, ties by record id even across the cut."""
+        limit = k + 1
+        while True:
+            rows = self._conn.execute(_MATCH, (expression, limit)).fetchall()
+            hits = sorted((Hit(record_id, float(score)) for record_id, score in rows), key=_rank)
+            # A tie at the cut may hide rows of the same score whose ids sort first: fetch more.
+            if len(rows) < limit or hits[k - 1].score != hits[-1].score:
+                return hits[:k]
+            limit *= 2
 
     @staticmethod
     def _merge(first: list[Hit], rest: list[Hit], k: int) -> list[Hit]:
