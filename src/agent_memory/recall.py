@@ -5,26 +5,39 @@ DESIGN.md §5, §9 "Time", "Tokens"):
 
 - relevance: per index, positive scores divided by that index's best; the best across indexes;
 - score = relevance × state weight (active 1.0, transitional 0.8, superseded 0.3, archived 0.1;
-  a record marked stale by review weighs like superseded) × recency ``max(0.1, 0.5^(age/30 days))``
-  (age from ``updated_at`` to ``now``) × salience ``1 + n/(n+5)`` × confidence; ≤ 0 is dropped;
+  a record a person marked stale, or rejected, weighs like superseded: ``min(weight, 0.3)``)
+  × recency ``max(0.1, 0.5^(age/30 days))`` (age from ``updated_at`` to ``now``)
+  × salience ``1 + n/(n+5)`` (``n`` touches) × confidence; a score ≤ 0 is dropped;
 - archived records only with ``include_archived``; superseded ones only with
-  ``include_history`` (as predecessors of a hit) or when ``valid_at`` falls in their valid time;
-- whole records within the token budget (4 characters per token of the body), ties by id;
-  a transitional record comes with its other side in one unit, or neither; a unit that does
-  not fit is skipped and the next tried;
+  ``include_history`` (as hits, and as the ``supersedes`` trail of a hit) or when
+  ``valid_at`` falls in their valid time;
+- candidates are ranked by (−score, id); each forms a unit with its transition partner and,
+  with ``include_history``, its ``supersedes`` chain; companions are scored like the origin's
+  (the primary's relevance × their own weight, recency, salience and confidence); whole
+  units within the token budget (4 characters per token of the body), never a record cut;
+  a unit that does not fit (budget or ``k``) is skipped and the next one tried;
 - ``as_of`` reads each record as the version written at or before that record time;
   ``valid_at`` keeps records whose valid time ``[valid_from, valid_to)`` contains it;
-- a tainted record not approved by review is returned marked quarantined, never hidden.
+- a tainted record not approved by review is returned marked quarantined, never hidden;
+- every record carries its reasons: the origin's exact strings (``matched query (relevance
+  0.XXXX)``, ``other side of the transition with <id>``, ``superseded predecessor of <id>``)
+  and ours (record time, valid time, quarantine, stale, rejected, superseded state); the
+  result's notes say why matches were left out.
+
+Invariant: the result never holds part of a record, never one side of a dispute without the
+other when both are readable, and never more than ``budget_tokens`` tokens or ``k`` records.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agent_memory.errors import RecordError, RecordNotFound
+from agent_memory.errors import RecordError, StoreError
 from agent_memory.records import Kind, MemoryRecord, State
+from agent_memory.review import ReviewState
 from agent_memory.search.base import Hit
 from agent_memory.wire import format_timestamp
 
@@ -36,15 +49,21 @@ __all__ = [
     "RecalledRecord",
     "approx_tokens",
     "fuse_relevance",
+    "is_stale",
+    "lookup_versions",
     "select",
+    "version_as_of",
 ]
 
 STATE_WEIGHTS = {State.ACTIVE: 1.0, State.TRANSITIONAL: 0.8, State.SUPERSEDED: 0.3, State.ARCHIVED: 0.1}
-STALE_WEIGHT = 0.3
+STALE_WEIGHT = STATE_WEIGHTS[State.SUPERSEDED]
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_FLOOR = 0.1
 CANDIDATES_PER_INDEX = 32
 CHARS_PER_TOKEN = 4
+
+ReviewLookup = Callable[[MemoryRecord], str]
+VersionLookup = Callable[[str], MemoryRecord | None]
 
 
 def approx_tokens(record: MemoryRecord) -> int:
@@ -71,7 +90,13 @@ def fuse_relevance(results: Iterable[Sequence[Hit]]) -> dict[str, float]:
 
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
-    """What to recall; see :meth:`agent_memory.memory.Memory.recall` for the meaning of each field."""
+    """What to recall; see :meth:`agent_memory.memory.Memory.recall` for the meaning of each field.
+
+    Raises:
+        RecordError: Naming the field: a query that is not text, a budget or ``k`` that is
+            not a whole number ≥ 1, a time that is not an aware datetime, a namespace that
+            is not text.
+    """
 
     query: str
     budget_tokens: int = 2000
@@ -83,20 +108,33 @@ class RecallQuery:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.budget_tokens, bool)
-            or not isinstance(self.budget_tokens, int)
-            or self.budget_tokens < 1
-        ):
+        if not isinstance(self.query, str):
+            raise RecordError(f"must be text, got {type(self.query).__name__}", field="query")
+        if not _whole(self.budget_tokens):
             raise RecordError(
                 f"must be a whole number of tokens ≥ 1, got {self.budget_tokens!r}", field="budget_tokens"
             )
-        if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
-            raise RecordError(f"must be a positive whole number, got {self.k!r}", field="k")
+        if self.k is not None and not _whole(self.k):
+            raise RecordError(f"must be a whole number ≥ 1, got {self.k!r}", field="k")
         for name in ("as_of", "valid_at"):
             moment = getattr(self, name)
-            if moment is not None and (moment.tzinfo is None or moment.utcoffset() is None):
+            if moment is None:
+                continue
+            if not isinstance(moment, datetime):
+                raise RecordError(f"must be a datetime, got {type(moment).__name__}", field=name)
+            if moment.tzinfo is None or moment.utcoffset() is None:
                 raise RecordError("naive datetime: a time zone is required", field=name)
+        if self.namespace is not None and not isinstance(self.namespace, str):
+            raise RecordError(f"must be text, got {type(self.namespace).__name__}", field="namespace")
+
+
+def is_stale(review: str) -> bool:
+    """Return whether a review state carries a person's stale mark (see :class:`ReviewState`)."""
+    return review.stale if isinstance(review, ReviewState) else review == "stale"
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +143,10 @@ class RecalledRecord:
 
     Attributes:
         record: The version recalled (the latest, or the one current ``as_of``).
-        score: Its final score (0 for records brought in as a partner or predecessor).
+        score: Its score (for a companion: the primary's relevance × its own factors).
         tokens: Its estimated size (4 characters per token).
-        reasons: Why it is here: the origin's strings plus ours (quarantine, stale, time).
-        review: ``approved``, ``rejected``, ``stale``, ``quarantined`` or ``none`` (untainted, unreviewed).
+        reasons: Why it is here: the origin's strings plus ours (time, quarantine, stale).
+        review: ``rejected``, ``quarantined``, ``stale``, ``approved`` or ``none``.
     """
 
     record: MemoryRecord
@@ -118,18 +156,23 @@ class RecalledRecord:
     review: str = "none"
 
     def to_json(self) -> dict[str, object]:
-        """Return the MCP/CLI shape: id, body, state, score, reasons, plus review and dates."""
+        """Return the MCP/CLI shape: id, body, state, score, reasons, plus review, dates and source."""
+        record = self.record
         return {
-            "id": self.record.id,
-            "body": self.record.body,
-            "state": self.record.state.value,
+            "id": record.id,
+            "body": record.body,
+            "state": record.state.value,
             "score": round(self.score, 6),
             "reasons": list(self.reasons),
-            "review": self.review,
-            "kind": self.record.effective_kind.value,
-            "subject": self.record.subject,
-            "source": self.record.provenance.ref,
-            "valid_from": format_timestamp(self.record.effective_valid_from),
+            "review": str(self.review),
+            "stale": is_stale(self.review),
+            "kind": record.effective_kind.value,
+            "subject": record.subject,
+            "namespace": record.effective_namespace,
+            "source": record.provenance.ref,
+            "valid_from": format_timestamp(record.effective_valid_from),
+            "valid_to": format_timestamp(record.valid_to) if record.valid_to else None,
+            "recorded_at": format_timestamp(record.updated_at or record.created_at),
             "tokens": self.tokens,
         }
 
@@ -143,6 +186,11 @@ class RecallResult:
     budget_tokens: int
     total_tokens: int
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The recalled record ids, in rank order."""
+        return tuple(item.record.id for item in self.records)
 
     def as_prompt_block(self) -> str:
         """Render the block an agent pastes into its context (see :mod:`agent_memory.prompt_block`)."""
@@ -162,8 +210,24 @@ class RecallResult:
         }
 
 
-ReviewLookup = Callable[[MemoryRecord], str]
-VersionLookup = Callable[[str], MemoryRecord | None]
+@dataclass(frozen=True, slots=True)
+class _Scorer:
+    now: datetime
+    boost: Callable[[str], float]
+    review_of: ReviewLookup
+    reviews: dict[str, str] = field(default_factory=dict)
+
+    def review(self, record: MemoryRecord) -> str:
+        if record.id not in self.reviews:
+            self.reviews[record.id] = self.review_of(record)
+        return self.reviews[record.id]
+
+    def score(self, record: MemoryRecord, relevance: float) -> float:
+        review = self.review(record)
+        weight = STATE_WEIGHTS[record.state]
+        if review == "rejected" or is_stale(review):
+            weight = min(weight, STALE_WEIGHT)
+        return relevance * weight * _recency(record, self.now) * self.boost(record.id) * record.confidence
 
 
 def select(
@@ -181,70 +245,113 @@ def select(
         request: The query and its options.
         relevance: ``{id: relevance}`` from :func:`fuse_relevance`.
         version_of: Returns the version to use for an id (latest or ``as_of``), or ``None``
-            when the record did not exist yet or must not be exposed.
-        now: The clock recency is measured from.
-        boost: Salience multiplier by id (``1 + n/(n+5)``).
-        review_of: The review state of a record (``approved``, ``stale``, ``quarantined`` …).
+            when the record did not exist yet or cannot be read.
+        now: The clock recency is measured from (aware).
+        boost: Salience multiplier by id (``1 + n/(n+5)``, in [1, 2)).
+        review_of: The review state of a record (see :mod:`agent_memory.review`).
     """
-    scored: list[tuple[float, MemoryRecord, list[str]]] = []
+    scorer = _Scorer(now, boost, review_of)
+    hidden: Counter[str] = Counter()
+    scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
     for record_id, rel in relevance.items():
         record = version_of(record_id)
         if record is None or record.redacted:
+            hidden["not yet recorded" if record is None and request.as_of else "unreadable"] += 1
             continue
         reasons = [f"matched query (relevance {rel:.4f})"]
-        if not _visible(record, request, reasons):
+        cause = _hidden_by(record, request, reasons)
+        if cause:
+            hidden[cause] += 1
             continue
-        review = review_of(record)
-        weight = STALE_WEIGHT if review == "stale" else STATE_WEIGHTS[record.state]
-        score = rel * weight * _recency(record, now) * boost(record.id) * record.confidence
+        score = scorer.score(record, rel)
         if score > 0:
-            scored.append((score, record, reasons))
-    scored.sort(key=lambda item: (-item[0], item[1].id))
+            scored.append((score, record.id, record, rel, reasons))
+    scored.sort(key=lambda item: (-item[0], item[1]))
     chosen: list[RecalledRecord] = []
     taken: set[str] = set()
     total = 0
-    smallest_skipped: int | None = None
-    for score, record, reasons in scored:
+    over_budget: list[int] = []
+    over_k = 0
+    for score, _, record, rel, reasons in scored:
         if record.id in taken:
             continue
-        unit = _unit(record, score, reasons, request, version_of, review_of, taken)
+        unit = _unit(record, score, rel, reasons, request, version_of, scorer, taken)
         size = sum(member.tokens for member in unit)
         if total + size > request.budget_tokens:
-            smallest_skipped = size if smallest_skipped is None else min(smallest_skipped, size)
+            over_budget.append(size)
             continue
         if request.k is not None and len(chosen) + len(unit) > request.k:
+            over_k += 1
             continue
         chosen.extend(unit)
         taken.update(member.record.id for member in unit)
         total += size
-    notes = []
-    if not chosen and smallest_skipped is not None:
-        notes.append(
-            f"no record fits within {request.budget_tokens} tokens "
-            f"(the smallest match needs {smallest_skipped})"
-        )
-    elif not scored:
-        notes.append("no record matched the query")
+    notes = _notes(request, bool(relevance), hidden, over_budget, over_k, bool(chosen))
     return RecallResult(request.query, tuple(chosen), request.budget_tokens, total, tuple(notes))
 
 
-def _visible(record: MemoryRecord, request: RecallQuery, reasons: list[str]) -> bool:
+def _hidden_by(record: MemoryRecord, request: RecallQuery, reasons: list[str]) -> str | None:
+    """Return why ``record`` is left out (a note's key), or ``None`` and add its time reasons."""
     if request.namespace is not None and record.effective_namespace != request.namespace:
-        return False
-    if request.valid_at is not None:
-        start, end = record.effective_valid_from, record.valid_to
-        if start > request.valid_at or (end is not None and end <= request.valid_at):
-            return False
-        if record.state is State.SUPERSEDED:
-            reasons.append(f"held at {format_timestamp(request.valid_at)} (valid time)")
-            return True
+        return "namespace"
     if request.as_of is not None:
         reasons.append(f"as believed at {format_timestamp(request.as_of)} (record time)")
-    if record.state is State.ARCHIVED:
-        return request.include_archived
-    if record.state is State.SUPERSEDED:
-        return request.include_history
-    return True
+    if request.valid_at is not None:
+        start, end = record.effective_valid_from, record.valid_to
+        if start > request.valid_at:
+            return "not yet valid"
+        if end is not None and end <= request.valid_at:
+            return "no longer valid"
+        reasons.append(f"held at {format_timestamp(request.valid_at)} (valid time)")
+        if record.state is State.SUPERSEDED:
+            return None
+    if record.state is State.ARCHIVED and not request.include_archived:
+        return "archived"
+    if record.state is State.SUPERSEDED and not request.include_history:
+        return "superseded"
+    return None
+
+
+_HIDDEN_NOTES = {
+    "archived": "{n} archived (pass include_archived to see them)",
+    "superseded": "{n} superseded (pass include_history, or valid_at inside their valid time)",
+    "namespace": "{n} in other namespaces than {namespace}",
+    "not yet valid": "{n} not yet valid at {valid_at} (valid time)",
+    "no longer valid": "{n} no longer valid at {valid_at} (valid time)",
+    "not yet recorded": "{n} not yet recorded at {as_of} (record time)",
+    "unreadable": "{n} listed by an index but unreadable or erased in the store",
+}
+
+
+def _notes(
+    request: RecallQuery,
+    matched: bool,
+    hidden: Counter[str],
+    over_budget: list[int],
+    over_k: int,
+    any_chosen: bool,
+) -> list[str]:
+    if not matched:
+        return ["no record matched the query"]
+    notes = []
+    if hidden:
+        values = {
+            "namespace": request.namespace,
+            "valid_at": format_timestamp(request.valid_at) if request.valid_at else "",
+            "as_of": format_timestamp(request.as_of) if request.as_of else "",
+        }
+        parts = [_HIDDEN_NOTES[key].format(n=n, **values) for key, n in sorted(hidden.items())]
+        notes.append("matches left out: " + "; ".join(parts))
+    if over_budget:
+        notes.append(
+            f"{len(over_budget)} more match(es) did not fit within {request.budget_tokens} tokens "
+            f"(the smallest needs {min(over_budget)})"
+        )
+    if over_k:
+        notes.append(f"{over_k} more match(es) left out by k={request.k}")
+    if not any_chosen and not over_budget and not over_k and not hidden:
+        notes.append("no match scored above zero")
+    return notes
 
 
 def _recency(record: MemoryRecord, now: datetime) -> float:
@@ -257,54 +364,64 @@ def _recency(record: MemoryRecord, now: datetime) -> float:
 def _unit(
     record: MemoryRecord,
     score: float,
+    relevance: float,
     reasons: list[str],
     request: RecallQuery,
     version_of: VersionLookup,
-    review_of: ReviewLookup,
+    scorer: _Scorer,
     taken: set[str],
 ) -> list[RecalledRecord]:
-    review = review_of(record)
-    unit = [
-        RecalledRecord(
-            record, score, approx_tokens(record), tuple(reasons + _review_reasons(record, review)), review
-        )
-    ]
+    unit = [_member(record, score, reasons, scorer)]
     if record.transition is not None:
         for side in record.transition.sides:
-            partner = version_of(side) if side != record.id and side not in taken else None
-            if partner is not None and not partner.redacted:
-                partner_review = review_of(partner)
-                why = [
-                    f"other side of the transition with {record.id}",
-                    *_review_reasons(partner, partner_review),
-                ]
-                unit.append(RecalledRecord(partner, 0.0, approx_tokens(partner), tuple(why), partner_review))
+            if side == record.id or side in taken:
+                continue
+            partner = version_of(side)
+            if partner is None or partner.redacted:
+                unit[0] = _with_reason(
+                    unit[0], f"its other side {side} cannot be shown (unreadable or erased)"
+                )
+                continue
+            why = [f"other side of the transition with {record.id}"]
+            unit.append(_member(partner, scorer.score(partner, relevance), why, scorer))
     if request.include_history:
         current = record
-        seen = {r.record.id for r in unit} | taken
+        seen = {member.record.id for member in unit} | taken
         while current.supersedes and current.supersedes not in seen:
             predecessor = version_of(current.supersedes)
             if predecessor is None or predecessor.redacted:
                 break
             seen.add(predecessor.id)
-            pred_review = review_of(predecessor)
-            why = [f"superseded predecessor of {current.id}", *_review_reasons(predecessor, pred_review)]
-            unit.append(RecalledRecord(predecessor, 0.0, approx_tokens(predecessor), tuple(why), pred_review))
+            why = [f"superseded predecessor of {current.id}"]
+            unit.append(_member(predecessor, scorer.score(predecessor, relevance), why, scorer))
             current = predecessor
     return unit
 
 
+def _member(record: MemoryRecord, score: float, reasons: list[str], scorer: _Scorer) -> RecalledRecord:
+    review = scorer.review(record)
+    why = tuple(reasons + _review_reasons(record, review))
+    return RecalledRecord(record, score, approx_tokens(record), why, review)
+
+
+def _with_reason(item: RecalledRecord, reason: str) -> RecalledRecord:
+    return RecalledRecord(item.record, item.score, item.tokens, (*item.reasons, reason), item.review)
+
+
 def _review_reasons(record: MemoryRecord, review: str) -> list[str]:
+    reasons = []
     if review == "quarantined":
         labels = ", ".join(record.taint or ())
-        return [f"quarantined: tainted ({labels}) and not yet reviewed; never autoloaded"]
-    if review == "stale":
-        return ["marked stale by review: down-weighted like superseded"]
+        reasons.append(f"quarantined: tainted ({labels}) and not yet reviewed; never autoloaded")
     if review == "rejected":
-        return ["rejected by review: kept for the record, not to act on"]
+        reasons.append(
+            "rejected by review: kept for the record, not to act on; down-weighted like superseded"
+        )
+    if is_stale(review):
+        reasons.append("marked stale by review: down-weighted like superseded")
     if record.effective_kind is Kind.STATE and record.state is State.SUPERSEDED and record.superseded_by:
-        return [f"superseded by {record.superseded_by}: follow it for the current value"]
-    return []
+        reasons.append(f"superseded by {record.superseded_by}: follow it for the current value")
+    return reasons
 
 
 def version_as_of(history: Sequence[MemoryRecord], as_of: datetime | None) -> MemoryRecord | None:
@@ -322,12 +439,21 @@ def lookup_versions(
     history_of: Callable[[str], list[MemoryRecord]],
     as_of: datetime | None,
 ) -> VersionLookup:
-    """Build a :data:`VersionLookup`: the store's ``get``, or its ``history`` read ``as_of`` a record time."""
+    """Build a :data:`VersionLookup`: the store's ``get``, or its ``history`` read ``as_of`` a record time.
+
+    Each id is read at most once per lookup (a recall asks for partners and predecessors
+    that may already be candidates); an unknown or unreadable id reads as ``None``.
+    """
+    cache: dict[str, MemoryRecord | None] = {}
 
     def version_of(record_id: str) -> MemoryRecord | None:
-        try:
-            return get(record_id) if as_of is None else version_as_of(history_of(record_id), as_of)
-        except RecordNotFound:
-            return None
+        if record_id not in cache:
+            try:
+                cache[record_id] = (
+                    get(record_id) if as_of is None else version_as_of(history_of(record_id), as_of)
+                )
+            except StoreError:  # unknown, or a note that cannot be read: not recallable
+                cache[record_id] = None
+        return cache[record_id]
 
     return version_of

@@ -3,26 +3,62 @@
 Review marks are events, not fields (DESIGN.md §9): approving a quarantined record,
 rejecting it and marking one ``stale`` (seed 000's human-only Status) are ``review`` log
 entries naming the actor, the time and the record. A ``reviewed`` value arriving inside a
-record is never read. A record's review state is:
+record is never read.
 
-- the verdict of its latest review event (``approved``, ``rejected``, ``stale``), where
-  ``clear`` removes an earlier verdict;
-- otherwise ``quarantined`` when the record carries any taint (seed 003: recallable, never
-  autoloaded before review), else ``none``.
+A record has two independent review axes, so one mark never undoes the other:
+
+- **approval** — ``approve`` and ``reject`` (the latest of the two wins). It decides the
+  quarantine gate: a tainted record stays quarantined (seed 003: recallable, marked, never
+  autoloaded) until a review event approves it; a ``stale`` mark is not an approval.
+- **currency** — ``stale`` marks the record as no longer a current factual basis (seed 000
+  §15.2 rule 3: down-weighted like superseded); ``clear`` removes that mark.
+
+:meth:`ReviewBook.state_of` folds both into one word, the first that applies of
+``rejected``, ``quarantined``, ``stale``, ``approved``, ``none``, returned as a
+:class:`ReviewState` that also carries the stale mark (a quarantined record can be stale too).
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import OperationLog
 from agent_memory.records import MemoryRecord
 
-__all__ = ["VERDICTS", "ReviewBook"]
+__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState"]
 
-# verdict word in an event -> the state it leaves the record in ("" removes the mark)
-VERDICTS = {"approve": "approved", "reject": "rejected", "stale": "stale", "clear": ""}
+# verdict word in an event -> (axis, value it sets; "" removes the mark on that axis)
+VERDICTS = {
+    "approve": ("approval", "approved"),
+    "reject": ("approval", "rejected"),
+    "stale": ("currency", "stale"),
+    "clear": ("currency", ""),
+}
+REVIEW_STATES = ("rejected", "quarantined", "stale", "approved", "none")
+
+
+class ReviewState(str):
+    """A record's review state word (compares equal to the plain word) plus its stale mark.
+
+    Attributes:
+        stale: A person marked the record stale and has not cleared it; true whenever the
+            word is ``stale``, and possibly under ``quarantined`` or ``rejected`` too.
+    """
+
+    stale: bool
+
+    def __new__(cls, word: str, *, stale: bool = False) -> ReviewState:  # noqa: D102
+        made = super().__new__(cls, word)
+        made.stale = stale or word == "stale"
+        return made
+
+
+@dataclass(slots=True)
+class _Marks:
+    approval: str = ""
+    stale: bool = False
 
 
 class ReviewBook:
@@ -36,7 +72,7 @@ class ReviewBook:
         self._log = log
         self._lock = threading.Lock()
         self._seen = 0
-        self._verdicts: dict[str, str] = {}
+        self._marks: dict[str, _Marks] = {}
 
     @staticmethod
     def check_verdict(verdict: str) -> None:
@@ -48,13 +84,23 @@ class ReviewBook:
         if verdict not in VERDICTS:
             raise RecordError(f"unknown verdict {verdict!r} (one of: {', '.join(VERDICTS)})", field="verdict")
 
-    def state_of(self, record: MemoryRecord) -> str:
-        """Return ``approved``, ``rejected``, ``stale``, ``quarantined`` or ``none`` for a record."""
+    def state_of(self, record: MemoryRecord) -> ReviewState:
+        """Return the record's review state: one of :data:`REVIEW_STATES`, with its stale mark.
+
+        Precedence: ``rejected``; else ``quarantined`` when the record is tainted and not
+        approved; else ``stale``; else ``approved``; else ``none`` (untainted, unreviewed).
+        """
         self._catch_up()
-        verdict = self._verdicts.get(record.id, "")
-        if verdict:
-            return verdict
-        return "quarantined" if record.taint else "none"
+        marks = self._marks.get(record.id) or _Marks()
+        if marks.approval == "rejected":
+            word = "rejected"
+        elif record.taint and marks.approval != "approved":
+            word = "quarantined"
+        elif marks.stale:
+            word = "stale"
+        else:
+            word = marks.approval or "none"
+        return ReviewState(word, stale=marks.stale)
 
     def _catch_up(self) -> None:
         with self._lock:
@@ -65,5 +111,10 @@ class ReviewBook:
                 if entry.action == "review" and entry.record_ids:
                     verdict = str(entry.details.get("verdict", ""))
                     if verdict in VERDICTS:
-                        self._verdicts[entry.record_ids[0]] = VERDICTS[verdict]
+                        axis, value = VERDICTS[verdict]
+                        marks = self._marks.setdefault(entry.record_ids[0], _Marks())
+                        if axis == "approval":
+                            marks.approval = value
+                        else:
+                            marks.stale = bool(value)
                 self._seen = entry.seq

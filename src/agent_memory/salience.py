@@ -4,8 +4,10 @@ Each record that recall returns is touched; the touch count raises its recall sc
 (``1 + n/(n+5)``, seed 001 retrieval) and slows its decay (``confidence × 0.5^(age/30 days) ×
 (1 + 0.25 × touches)``, seed 001 decay). The counts live in a sidecar, ``.cache/salience.json``
 (``{"scores": {id: {"touches": n, "last_touched": "<canonical timestamp>"}}}``), written
-atomically; it is derived state: losing it degrades ranking, never memory, and a corrupt file
-resets with a logged warning instead of a crash.
+atomically; it is derived state: losing it degrades ranking, never memory. A corrupt file
+(bad JSON, a wrong shape, a negative or non-integer count, a bad timestamp) resets to zero
+touches with a logged warning, and a sidecar that cannot be written is warned about; neither
+ever fails a recall. Only :meth:`Salience.forget` (erasure) raises when it cannot persist.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from agent_memory.errors import StoreError
 from agent_memory.wire import format_timestamp, parse_timestamp
 
 __all__ = ["SALIENCE_HALF_SATURATION", "Salience", "Touch"]
@@ -72,30 +75,29 @@ class Salience:
             self._save()
 
     def forget(self, record_ids: Iterable[str]) -> None:
-        """Drop the counts of these ids (used by erasure) and persist."""
+        """Drop the counts of these ids (used by erasure) and persist.
+
+        Raises:
+            StoreError: The sidecar could not be rewritten (erasure must not leave the ids behind).
+        """
         with self._lock:
             for record_id in record_ids:
                 self._scores.pop(record_id, None)
-            self._save()
+            self._save(strict=True)
 
     def _load(self) -> dict[str, Touch]:
         if self._path is None or not self._path.exists():
             return {}
         try:
             raw = json.loads(self._path.read_text(encoding="utf-8"))
-            return {
-                str(record_id): Touch(
-                    int(entry["touches"]), parse_timestamp(entry["last_touched"], "last_touched")
-                )
-                for record_id, entry in raw["scores"].items()
-            }
+            return {str(record_id): _touch_from_json(entry) for record_id, entry in raw["scores"].items()}
         except Exception as exc:  # any damage to a derived file resets it: bad JSON, shapes, timestamps
             _log.warning(
                 "salience sidecar %s is unreadable (%s); starting from zero touches", self._path, exc
             )
             return {}
 
-    def _save(self) -> None:
+    def _save(self, *, strict: bool = False) -> None:
         if self._path is None:
             return
         data = {
@@ -104,10 +106,27 @@ class Salience:
                 for record_id, t in sorted(self._scores.items())
             }
         }
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         temp = self._path.with_name(f".{self._path.name}.{uuid.uuid4().hex}.tmp")
         try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
             temp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
             os.replace(temp, self._path)
+        except OSError as exc:
+            if strict:
+                raise StoreError(f"cannot rewrite the salience sidecar: {exc}", path=str(self._path)) from exc
+            # Derived state: a sidecar that cannot be written costs ranking, never a recall.
+            _log.warning(
+                "salience sidecar %s could not be written (%s); touches kept in memory", self._path, exc
+            )
         finally:
             temp.unlink(missing_ok=True)
+
+
+def _touch_from_json(entry: object) -> Touch:
+    """Read one ``{"touches": n, "last_touched": ts}`` entry strictly (n a whole number ≥ 0)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"an entry must be an object, got {type(entry).__name__}")
+    touches = entry["touches"]
+    if isinstance(touches, bool) or not isinstance(touches, int) or touches < 0:
+        raise ValueError(f"touches must be a whole number >= 0, got {touches!r}")
+    return Touch(touches, parse_timestamp(entry["last_touched"], "last_touched"))

@@ -3,18 +3,22 @@
 import hashlib
 import json
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from agent_memory.errors import LogError
 from agent_memory.log import ACTIONS, GENESIS, Action, JsonlLog, LogEntry, MemoryLog, OperationLog, SQLiteLog
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.wire import canonical_json
+from pg import shared_cluster
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ID_A = "mem:" + "a" * 32
@@ -74,7 +78,38 @@ def sqlite_subject(tmp_path: Path) -> Subject:
     return Subject(log, read, write, lambda n: f"oplog seq {n}", close)
 
 
-@pytest.fixture(params=[memory_subject, jsonl_subject, sqlite_subject], ids=["memory", "jsonl", "sqlite"])
+def postgres_subject(tmp_path: Path) -> Subject:
+    from agent_memory.log.postgres import PostgresLog
+
+    cluster = shared_cluster()  # skips without PostgreSQL binaries (fails under CI)
+    schema = f"t_{uuid.uuid4().hex}"
+    log = PostgresLog(cluster.dsn, schema=schema)
+    db = psycopg.connect(cluster.dsn, autocommit=True)  # a second session, like a person with psql
+    table = sql.SQL("{}.oplog").format(sql.Identifier(schema))
+
+    def read() -> list[bytes]:
+        return [
+            bytes(row[0]) for row in db.execute(sql.SQL("SELECT line FROM {} ORDER BY seq").format(table))
+        ]
+
+    def write(lines: list[bytes]) -> None:
+        with db.transaction():
+            db.execute(sql.SQL("DELETE FROM {}").format(table))
+            for seq, line in enumerate(lines, start=1):
+                db.execute(sql.SQL("INSERT INTO {} (seq, line) VALUES (%s, %s)").format(table), (seq, line))
+
+    def close() -> None:
+        log.close()
+        db.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+        db.close()
+
+    return Subject(log, read, write, lambda n: f"oplog seq {n}", close)
+
+
+@pytest.fixture(
+    params=[memory_subject, jsonl_subject, sqlite_subject, postgres_subject],
+    ids=["memory", "jsonl", "sqlite", "postgres"],
+)
 def subject(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Subject]:
     made: Subject = request.param(tmp_path)
     yield made

@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 
 from agent_memory.search.base import SearchIndex
+from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.fts import FtsIndex
+from agent_memory.search.hybrid import HybridIndex
+from agent_memory.search.vectors import VectorIndex
 
 IndexFactory = Callable[[Path], AbstractContextManager[SearchIndex]]
 
@@ -44,8 +47,25 @@ def fts_index(tmp_path: Path) -> Iterator[SearchIndex]:
         yield index
 
 
+@contextmanager
+def vector_index(tmp_path: Path) -> Iterator[SearchIndex]:
+    with VectorIndex(tmp_path / "vectors.sqlite", HashEmbedder()) as index:
+        yield index
+
+
+@contextmanager
+def hybrid_index(tmp_path: Path) -> Iterator[SearchIndex]:
+    with (
+        FtsIndex(tmp_path / "fts.sqlite") as fts,
+        VectorIndex(tmp_path / "vectors.sqlite", HashEmbedder()) as vec,
+    ):
+        yield HybridIndex([fts, vec])
+
+
 INDEX_ADAPTERS: list[Any] = [
     pytest.param(Adapter(fts_index), id="fts"),
+    pytest.param(Adapter(vector_index, keyword=False), id="vector-hash"),
+    pytest.param(Adapter(hybrid_index), id="hybrid-fts-hash"),
 ]
 
 

@@ -160,6 +160,13 @@ def test_the_default_embedder_is_minilm_when_the_extra_is_installed(minilm: Mini
     assert isinstance(default_embedder(), MiniLMEmbedder)
 
 
+def test_custom_model_files_get_a_version_from_their_contents(minilm: MiniLMEmbedder) -> None:
+    custom = MiniLMEmbedder(model_path=minilm._model_path, tokenizer_path=minilm._tokenizer_path)
+    assert re.fullmatch(r"onnx-int8-[0-9a-f]{8}/256", custom.version)
+    assert custom.version != minilm.version
+    assert np.allclose(custom.embed(["same model"]), minilm.embed(["same model"]))
+
+
 def test_a_missing_custom_model_file_is_an_embedding_error(tmp_path: Any, minilm: MiniLMEmbedder) -> None:
     with pytest.raises(EmbeddingError, match="no such file"):
         MiniLMEmbedder(model_path=tmp_path / "absent.onnx")
@@ -267,6 +274,13 @@ def test_openai_dimensions_are_asked_of_the_server_once_when_not_configured(serv
     assert len(server.requests) == 2
     assert "dimensions" not in server.requests[0]["body"]
     assert (embedder.name, embedder.version) == ("tiny-embed", server.url + "/v1/embeddings")
+
+
+def test_openai_dimensions_are_learnt_from_the_first_reply_without_a_probe(server: FakeServer) -> None:
+    embedder = OpenAIEmbedder(server.url, "tiny-embed")
+    assert embedder.embed(["x", "yy"]).shape == (2, 4)
+    assert embedder.dimensions == 4
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from agent_memory.records import MemoryRecord, Provenance
-from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex
+from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex, QueryMode
 from agent_memory.search.fts_query import (
     STOPWORDS,
     Term,
@@ -30,10 +31,9 @@ def record(body: str, *, at: datetime = T0, tags: tuple[str, ...] = ()) -> Memor
 
 
 @pytest.fixture
-def fts(tmp_path: Path) -> FtsIndex:
-    index = FtsIndex(tmp_path / "fts.sqlite", clock=lambda: T0)
-    yield index  # type: ignore[misc]
-    index.close()
+def fts(tmp_path: Path) -> Iterator[FtsIndex]:
+    with FtsIndex(tmp_path / "fts.sqlite", clock=lambda: T0) as index:
+        yield index
 
 
 # ---------------------------------------------------------------------- natural-language questions
@@ -72,9 +72,9 @@ DISTRACTORS = [
 
 
 @pytest.mark.parametrize("mode", QUERY_MODES)
-def test_questions_find_the_note_that_answers_them_among_distractors(tmp_path: Path, mode: str) -> None:
+def test_questions_find_the_note_that_answers_them_among_distractors(tmp_path: Path, mode: QueryMode) -> None:
     notes = [record(note) for note, _ in ANSWERS]
-    with FtsIndex(tmp_path / "fts.sqlite", mode=mode) as index:  # type: ignore[arg-type]
+    with FtsIndex(tmp_path / "fts.sqlite", mode=mode) as index:
         index.index([*notes, *(record(text) for text in DISTRACTORS)])
         for note, (_, question) in zip(notes, ANSWERS, strict=True):
             assert index.query(question, k=3)[0].record_id == note.id, question

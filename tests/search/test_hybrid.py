@@ -58,6 +58,13 @@ def test_rrf_ties_are_ordered_by_record_id() -> None:
     assert fused[0].score == fused[1].score
 
 
+def test_rrf_gives_equal_scores_in_a_part_one_shared_rank() -> None:
+    tied = hits(("a", 2.0), ("b", 2.0), ("c", 2.0), ("d", 1.0))
+    fused = fuse([tied], [1.0], method="rrf", k_rrf=60)
+    assert [h.record_id for h in fused] == ["a", "b", "c", "d"]
+    assert [h.score for h in fused] == pytest.approx([1 / 61, 1 / 61, 1 / 61, 1 / 64])
+
+
 def test_weighted_max_divides_each_part_by_its_best_score() -> None:
     a = hits(("x", 10.0), ("y", 5.0), ("z", 2.5))
     b = hits(("y", 0.8), ("w", 0.4))
@@ -181,6 +188,7 @@ def test_the_recipe_carries_the_method_its_constants_and_the_parts_recipes() -> 
         {"weights": [1.0, -1.0]},
         {"weights": [0.0, 0.0]},
         {"weights": [float("nan"), 1.0]},
+        {"weights": [float("inf"), 1.0]},
     ],
 )
 def test_bad_fusion_settings_are_refused(kwargs: dict[str, object]) -> None:

@@ -208,6 +208,18 @@ def test_vectors_persist_across_reopening(tmp_path: Path) -> None:
     assert before[0].record_id == records[0].id
 
 
+def test_a_reader_sees_what_another_connection_wrote_after_its_matrix_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.sqlite"
+    first, later = record("red kite over the hill"), record("red kite nesting season")
+    with VectorIndex(path, HashEmbedder(64)) as reader, VectorIndex(path, HashEmbedder(64)) as writer:
+        writer.index([first])
+        assert [h.record_id for h in reader.query("red kite")] == [first.id]  # matrix loaded
+        writer.index([later])
+        assert {h.record_id for h in reader.query("red kite")} == {first.id, later.id}
+        writer.remove([first.id])
+        assert [h.record_id for h in reader.query("red kite")] == [later.id]
+
+
 def test_opening_with_another_embedder_empties_the_index(tmp_path: Path) -> None:
     path = tmp_path / "vectors.sqlite"
     with VectorIndex(path, HashEmbedder(64)) as index:

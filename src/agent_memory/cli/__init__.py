@@ -18,6 +18,7 @@ from agent_memory.cli.home import init
 from agent_memory.cli.log import log
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.records import history, show
+from agent_memory.cli.serve import serve
 from agent_memory.cli.transfer import export_, import_
 from agent_memory.cli.verify import verify
 
@@ -49,6 +50,7 @@ for command in (
     export_,
     import_,
     verify,
+    serve,
 ):
     cli.add_command(command)
 

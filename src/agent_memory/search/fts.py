@@ -17,13 +17,15 @@ query rules of issue 4 item 2. How text is searched:
   Text without any letter or digit returns nothing.
 - **Questions**: stopwords (the origin's 62 function words, question words and pronouns
   such as ``what`` and ``her``, and the ``s`` and ``t`` of ``Caroline's``/``didn't``) are
-  ignored unless the query has nothing else; ``May`` next to a number stays a month. Notes with every
-  remaining word come first; when fewer than ``k`` notes have them all, the query is run
-  again as "any of these words", ranked by BM25 after the notes with every word, over at
-  most the 8 rarest words, leaving out words found in more than a tenth of the notes (they
-  barely change the ranking and make the query slow).
-- **Scores**: ``-bm25()`` (higher is better), only comparable within one index; ties are
-  ordered by record id.
+  ignored unless the query has nothing else; ``May`` next to a number stays a month.
+  Notes with every remaining word come first. When fewer than ``k`` notes have them all,
+  the rest of the hits come from an "any of these words" query, ranked by BM25, over at
+  most the 8 rarest words and leaving out words found in more than a tenth of the notes:
+  such words barely move the ranking but make FTS5 score most of the index (measured in
+  ``docs/benchmarks.md``, Search).
+- **Scores**: ``-bm25()`` of the query that found the note (higher is better); notes with
+  every word are lifted by the best score of the rest, so scores always descend. Only
+  comparable within one index and one query; ties are ordered by record id.
 
 Invariants: one row per record id (the latest version given); :meth:`FtsIndex.inputs` is
 derived from exactly the rows held; after :meth:`FtsIndex.remove` and :meth:`FtsIndex.purge`
@@ -64,7 +66,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 _SCHEMA_TAG = "agent-memory-fts/1"
 _MAX_AND_TERMS = 64  # a longer query (a pasted page) goes straight to its rarest terms
 _OR_CAP = 8
-_OR_MAX_SHARE = 0.1  # bench/search.py: faster than 0.5 and no worse on LoCoMo recall@10
+# bench/search.py: against 0.5, p50 about halves at 100k notes for -0.005 LoCoMo recall@10.
+_OR_MAX_SHARE = 0.1
 _BATCH = 500
 _BUSY_TIMEOUT_MS = 5000
 _SCHEMA = f"""
@@ -107,10 +110,14 @@ class FtsIndex:
     Args:
         path: The database file, created if absent, or ``":memory:"``.
         name: The index's name in its recipe (its folder under ``.cache/indexes/``).
+        mode: How a query with several words is run: ``and-then-or`` (notes with every word
+            first, then notes with any of them), ``and-or`` (every word if that finds ``k``
+            notes, else any word, by BM25 alone) or ``or`` (any word). Recorded in the recipe.
         clock: Returns the current aware UTC time; stamps ``built_at``. Defaults to the wall
             clock.
 
     Raises:
+        ValueError: An unknown ``mode``.
         sqlite3.Error: The file cannot be opened or is not a database.
     """
 
@@ -186,11 +193,7 @@ class FtsIndex:
         A record whose version digest is already held is skipped. Work is committed in one
         transaction per 500 records.
         """
-        latest: dict[str, MemoryRecord] = {}
-        for record in records:
-            latest.pop(record.id, None)
-            latest[record.id] = record
-        items = list(latest.values())
+        items = list({record.id: record for record in records}.values())
         with self._lock:
             for start in range(0, len(items), _BATCH):
                 self._write_batch(items[start : start + _BATCH])

@@ -4,9 +4,10 @@ Writes go to every part; a query asks every part for ``max(k, 32)`` candidates a
 them by the method the recipe names:
 
 - ``rrf`` (reciprocal rank fusion, Cormack et al. 2009): ``score(d) = Σᵢ wᵢ / (k_rrf + rankᵢ(d))``
-  over the parts that returned ``d``, ranks from 1. Only ranks count, so parts whose scores
-  live on different scales (BM25, cosine) mix without calibration. Scores lie in
-  ``(0, Σᵢ wᵢ / (k_rrf + 1)]``.
+  over the parts that returned ``d``, ranks from 1; equal scores share the best rank
+  ("1224"), so an order a part made up by record id does not become a score difference.
+  Only ranks count, so parts whose scores live on different scales (BM25, cosine) mix
+  without calibration. Scores lie in ``(0, Σᵢ wᵢ / (k_rrf + 1)]``.
 - ``weighted``: each part's scores are normalised, ``max`` (``s / max s``, the origin's
   relevance rule, origin-notes §1.13) or ``minmax`` (``(s − min) / (max − min)``, a single
   candidate counting 1), then ``score(d) = Σᵢ wᵢ · normᵢ(d)``. Under ``minmax`` each part's
@@ -20,6 +21,7 @@ reports a part disagreement as a digest no store can match, so the index reads a
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -60,13 +62,21 @@ def fuse(
         if not hits or weight == 0:
             continue
         if method == "rrf":
-            contributions = [weight / (k_rrf + rank) for rank in range(1, len(hits) + 1)]
+            contributions = [weight / (k_rrf + rank) for rank in _ranks([h.score for h in hits])]
         else:
             contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
         for hit, contribution in zip(hits, contributions, strict=True):
             fused[hit.record_id] = fused.get(hit.record_id, 0.0) + contribution
     ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
     return [Hit(record_id, -negative) for negative, record_id in ranked]
+
+
+def _ranks(scores: list[float]) -> list[int]:
+    """Return competition ranks ("1224") of best-first scores: equal scores share the best rank."""
+    ranks: list[int] = []
+    for position, score in enumerate(scores):
+        ranks.append(ranks[-1] if position and score == scores[position - 1] else position + 1)
+    return ranks
 
 
 def _normalised(scores: list[float], how: Normalisation) -> list[float]:
@@ -87,13 +97,13 @@ class HybridIndex:
             writes to them but does not close them.
         method: ``rrf`` (default) or ``weighted``.
         k_rrf: The RRF constant (> 0).
-        weights: One non-negative weight per part, not all zero (default 1 each).
+        weights: One finite, non-negative weight per part, not all zero (default 1 each).
         normalise: Score normalisation for ``weighted``: ``max`` (default) or ``minmax``.
         name: The index's name in its recipe.
 
     Raises:
         ValueError: No parts, an unknown method or normalisation, ``k_rrf`` ≤ 0, or weights
-            of the wrong number, negative, or all zero.
+            of the wrong number, negative, infinite, NaN, or all zero.
     """
 
     def __init__(
@@ -115,8 +125,8 @@ class HybridIndex:
         if k_rrf <= 0:
             raise ValueError("k_rrf must be positive")
         chosen = [1.0] * len(parts) if weights is None else [float(w) for w in weights]
-        if len(chosen) != len(parts) or any(not w >= 0 for w in chosen) or not any(chosen):
-            raise ValueError("weights need one non-negative value per part, not all zero")
+        if len(chosen) != len(parts) or not all(0 <= w < math.inf for w in chosen) or not any(chosen):
+            raise ValueError("weights need one finite, non-negative value per part, not all zero")
         self.parts = tuple(parts)
         self._method: FusionMethod = method
         self._k_rrf = k_rrf

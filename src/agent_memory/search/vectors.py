@@ -13,13 +13,13 @@ Invariants:
   A vector is keyed by (text hash, embedder name/version/dimensions), so a text is embedded
   once: re-indexing an unchanged record, a new version whose text did not change, or another
   record with the same text reuses the stored vector (seed 001 style, llm ``embeddings.py``).
-- Search is exact: every held row's cosine with the query, computed by numpy over a matrix
-  loaded on the first query and updated in place by :meth:`VectorIndex.index` and
-  :meth:`VectorIndex.remove`. Rows and queries are unit vectors, so cosine is a dot product.
+- Search is exact: numpy computes every held row's cosine (a dot product of unit vectors)
+  over a matrix read on the first query, updated in place by this object's writes, and
+  read again once another connection has written (``PRAGMA data_version``).
 - :meth:`VectorIndex.remove` drops the record at once; its vector stays, unreachable, until
   :meth:`VectorIndex.purge` deletes every vector no record uses and leaves none of their
   bytes in the file, its ``-wal`` or ``-shm`` (DESIGN.md §9 erasure).
-- Opening a file with another embedder empties ``entries`` (``inputs().count`` is 0, so the
+- Opening a file with another embedder empties ``entries`` (``inputs().count`` is 0: the
   caller rebuilds); the other embedder's vectors stay until :meth:`VectorIndex.purge`.
 """
 
@@ -73,15 +73,15 @@ CREATE INDEX IF NOT EXISTS entries_text ON entries (text_hash);
 
 
 def text_hash(text: str) -> str:
-    """Return ``sha256:<64 hex>`` of the UTF-8 text: the key of its vector."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Return ``sha256:<64 hex>`` of the UTF-8 text (lone surrogates passed through): its vector's key."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VectorIndex:
     """Exact cosine search over one embedder's vectors (a :class:`~agent_memory.search.base.SearchIndex`).
 
-    One connection is shared by all threads under a lock. Embedding runs outside the write
-    transaction, so a slow model does not hold the database.
+    One connection is shared by all threads under a lock. Embedding runs before the write
+    transaction opens, so a slow model never holds the database's write lock.
 
     Args:
         path: The database file, created if absent, or ``":memory:"``.
@@ -116,6 +116,7 @@ class VectorIndex:
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._matrix: Vectors | None = None
+        self._data_version = -1
         self._conn = sqlite3.connect(
             self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
@@ -175,14 +176,12 @@ class VectorIndex:
             EmbeddingError: The embedder failed or returned vectors of the wrong shape;
                 batches before the failing one stay committed.
         """
-        latest: dict[str, MemoryRecord] = {}
-        for record in records:
-            latest.pop(record.id, None)
-            latest[record.id] = record
-        items = list(latest.values())
+        items = list({record.id: record for record in records}.values())  # the last version wins
         with self._lock:
             for start in range(0, len(items), _BATCH):
                 self._write_batch(items[start : start + _BATCH])
+            if not items:
+                self._transaction(lambda: None)
 
     def remove(self, record_ids: Iterable[str]) -> None:
         """Forget these ids (unknown ids are ignored); they never match again.
@@ -244,21 +243,20 @@ class VectorIndex:
             sqlite3.OperationalError: Another connection keeps the database busy.
         """
         with self._lock:
-            deleted: list[int] = []
+            before = self._conn.total_changes
             self._transaction(
-                lambda: deleted.append(
-                    self._conn.execute(
-                        "DELETE FROM vectors WHERE embedder != ?"
-                        " OR text_hash NOT IN (SELECT text_hash FROM entries)",
-                        (self._key,),
-                    ).rowcount
+                lambda: self._conn.execute(
+                    "DELETE FROM vectors WHERE embedder != ?"
+                    " OR text_hash NOT IN (SELECT text_hash FROM entries)",
+                    (self._key,),
                 ),
                 stamp=False,
             )
+            deleted = self._conn.total_changes - before
             self._conn.execute("VACUUM")
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return deleted[0]
+        return deleted
 
     # ------------------------------------------------------------------ internals
 
@@ -306,8 +304,14 @@ class VectorIndex:
         }
         changed = [row for row in rows if held.get(row[0]) != row[1:]]
         if not changed:
+            self._transaction(lambda: None)  # up to date: only built_at moves
             return
-        vectors = self._stored({digest for _, _, digest in changed})
+        found = self._conn.execute(
+            "SELECT text_hash, vector FROM vectors"
+            " WHERE embedder = ? AND text_hash IN (SELECT value FROM json_each(?))",
+            (self._key, json.dumps(sorted({digest for _, _, digest in changed}))),
+        )
+        vectors = {digest: self._decode(blob)[0] for digest, blob in found}
         missing = {digest: texts[record_id] for record_id, _, digest in changed if digest not in vectors}
         fresh = self._embed(list(missing.values()))
         vectors.update(zip(missing, fresh, strict=True))
@@ -326,40 +330,30 @@ class VectorIndex:
         self._transaction(write)
         self._set_rows([(record_id, vectors[digest]) for record_id, _, digest in changed])
 
-    def _stored(self, digests: set[str]) -> dict[str, Vectors]:
-        """Return the stored vectors of these text hashes for this embedder."""
-        found = self._conn.execute(
-            "SELECT text_hash, vector FROM vectors"
-            " WHERE embedder = ? AND text_hash IN (SELECT value FROM json_each(?))",
-            (self._key, json.dumps(sorted(digests))),
-        )
-        return {digest: self._decode(blob) for digest, blob in found}
-
     def _embed(self, texts: list[str]) -> list[Vectors]:
         out: list[Vectors] = []
         for start in range(0, len(texts), self._batch_size):
             batch = texts[start : start + self._batch_size]
             vectors = np.asarray(self.embedder.embed(batch))
             if vectors.shape != (len(batch), self._dimensions) or not np.isfinite(vectors).all():
-                raise EmbeddingError(
-                    f"embedder {self._key} returned shape {vectors.shape} for {len(batch)} texts"
-                    f" (expected ({len(batch)}, {self._dimensions}), finite)",
-                    path=self.path,
-                )
+                detail = f"embedder {self._key} returned shape {vectors.shape} (or non-finite values)"
+                raise EmbeddingError(f"{detail} for {len(batch)} texts", path=self.path)
             out.extend(normalise_rows(vectors))
         return out
 
     def _decode(self, blob: bytes) -> Vectors:
-        vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-        if vector.shape != (self._dimensions,):
-            raise EmbeddingError(
-                f"a stored vector has {vector.size} values, not {self._dimensions}", path=self.path
-            )
-        return vector
+        """Return float32 × (n, dimensions) from n stored blobs joined."""
+        if len(blob) % (4 * self._dimensions):
+            raise EmbeddingError(f"stored vectors are not of {self._dimensions} float32s", path=self.path)
+        return np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(-1, self._dimensions)
 
     def _loaded(self) -> Vectors:
-        """Return the matrix, reading every held vector on first use."""
-        if self._matrix is None:
+        """Return the matrix, read on first use and again after another connection wrote."""
+        # data_version moves only when another connection commits, so our own writes (which
+        # update the matrix in place) do not force a reload.
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._matrix is None or version != self._data_version:
+            self._data_version = version
             rows = self._conn.execute(
                 "SELECT e.record_id, v.vector FROM entries e"
                 " JOIN vectors v ON v.text_hash = e.text_hash AND v.embedder = ? ORDER BY e.record_id",
@@ -368,8 +362,8 @@ class VectorIndex:
             self._ids = [record_id for record_id, _ in rows]
             self._rows = {record_id: i for i, record_id in enumerate(self._ids)}
             self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32)
-            for i, (_, blob) in enumerate(rows):
-                self._matrix[i] = self._decode(blob)
+            if rows:
+                self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob in rows))
         return self._matrix
 
     def _set_rows(self, items: list[tuple[str, Vectors]]) -> None:

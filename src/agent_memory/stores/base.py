@@ -10,20 +10,29 @@ Contract (seed 001 §stores, DESIGN.md §4):
   same birth (the id guarantees it), the immutable extension fields unchanged, and any
   state change one of the seven legal moves.
 - Erasure (every version replaced by the tombstone) is a method of each adapter, deliberately
-  not part of the port, so no generic caller (an operator, a job) can reach it.
+  not part of the port, so no generic caller (an operator, a job) can reach it. So is
+  ``restore_erased`` (write an erased history, checked by :func:`check_erased_history`, under
+  an id the store does not hold), which only ``migrate`` calls to carry an erasure over.
 
 This module imports no adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
 from agent_memory.records import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
 
-__all__ = ["IMMUTABLE_FIELDS", "RecordStore", "check_next_version", "check_record_id", "filter_records"]
+__all__ = [
+    "IMMUTABLE_FIELDS",
+    "RecordStore",
+    "check_erased_history",
+    "check_next_version",
+    "check_record_id",
+    "filter_records",
+]
 
 # Fields that may never change after birth (besides the birth itself, which the id pins).
 IMMUTABLE_FIELDS: tuple[str, ...] = (
@@ -128,6 +137,45 @@ def check_next_version(previous: MemoryRecord | None, record: MemoryRecord) -> N
                 record_id=record.id,
                 field="state",
             )
+
+
+def check_erased_history(history: Sequence[MemoryRecord]) -> MemoryRecord:
+    """Check that ``history`` is an erased record's history as ``erase`` leaves it; return the tombstone.
+
+    An adapter's ``erase`` replaces every version by one tombstone and keeps the version
+    count (origin-notes §1.15), so an erased history is one or more copies of a single
+    tombstone. Adapters check this in ``restore_erased``, the one way (besides ``erase``)
+    to write a tombstone: ``migrate`` uses it to carry an erasure over to another store.
+
+    Raises:
+        StoreError: ``history`` is empty, holds something other than records, mixes ids,
+            holds a version that is not a tombstone (an erasure that did not finish: run
+            ``erase`` again on the source), or holds tombstones that differ.
+    """
+    if not history:
+        raise StoreError("an erased history needs at least one version")
+    for record in history:
+        if not isinstance(record, MemoryRecord):
+            raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+    tombstone = history[0]
+    check_record_id(tombstone.id)
+    if not any(record.redacted for record in history):
+        raise StoreError(
+            "not an erased record: no version is a tombstone (write it with put)", record_id=tombstone.id
+        )
+    expected = tombstone.canonical_bytes()
+    for number, record in enumerate(history, start=1):
+        if record.id != tombstone.id:
+            raise StoreError(f"version {number} belongs to {record.id}", record_id=tombstone.id)
+        if not record.redacted:
+            raise StoreError(
+                f"version {number} is not a tombstone: the erasure did not finish",
+                record_id=tombstone.id,
+                hint="run the erasure again on the store it came from",
+            )
+        if record.canonical_bytes() != expected:
+            raise StoreError(f"version {number} is another tombstone than version 1", record_id=tombstone.id)
+    return tombstone
 
 
 def filter_records(

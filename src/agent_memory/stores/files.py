@@ -17,6 +17,8 @@ Invariants:
   worst, a stray temp file that every reader ignores.
 - Erasure is the one exception: :meth:`FileStore.erase` replaces every version file in place
   by the tombstone (temp file + ``os.replace`` per file) and removes stray temp files.
+- :meth:`FileStore.restore_erased` (used by ``migrate`` to carry an erasure over) creates a
+  whole record directory of tombstones at once: a temp folder renamed into place.
 - An id is checked by :func:`check_record_id` before any path is built from it.
 - A version file that cannot be parsed, or whose record id is not its directory's, is a
   :class:`StoreError` naming the path; it is left byte-identical, and every other record
@@ -27,17 +29,24 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import os
 import re
+import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.notes import dump_note, load_note
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.stores.base import check_next_version, check_record_id, filter_records
+from agent_memory.stores.base import (
+    check_erased_history,
+    check_next_version,
+    check_record_id,
+    filter_records,
+)
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["CODECS", "FileStore"]
@@ -218,6 +227,52 @@ class FileStore:
             raise _os_error("erasure did not finish; run it again", exc, record_id) from exc
         return tombstone
 
+    def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
+        """Write an erased record's history (copies of one tombstone) under an id not held yet.
+
+        The counterpart of :meth:`erase` for ``agent-memory migrate``: a tombstone cannot be
+        ``put``, yet an erasure must follow the records to their new store. The version files
+        are written and fsynced in a private ``.tmp-<uuid4 hex>`` folder of the root, which
+        is then renamed to the record directory in one step, so readers and other writers
+        see all of the versions or none; a leftover temp folder is ignored by every reader.
+
+        Returns:
+            The number of version files written (``len(history)``).
+
+        Raises:
+            StoreError: ``history`` is not an erased history
+                (:func:`~agent_memory.stores.base.check_erased_history`), the store already
+                holds a version of that id (also when another writer creates it meanwhile),
+                or the file system refused; nothing is written.
+        """
+        tombstone = check_erased_history(history)
+        record_dir = self._record_dir(tombstone.id)
+        if self._versions(record_dir):
+            raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
+        data = self._dump(tombstone)
+        staging = self.root / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            os.mkdir(staging)
+            try:
+                for number in range(1, len(history) + 1):
+                    os.rename(_write_temp(staging, data), staging / f"{number:06d}.{self.extension}")
+                _fsync_dir(staging)
+                # rename() replaces an empty directory (one a writer just made) but never one with files.
+                os.rename(staging, record_dir)
+            except OSError as exc:
+                shutil.rmtree(staging, ignore_errors=True)
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                    raise StoreError(
+                        "another writer created this record meanwhile; nothing restored",
+                        record_id=tombstone.id,
+                    ) from exc
+                raise
+            _fsync_dir(self.root)
+        except OSError as exc:
+            raise _os_error("cannot restore the erased record", exc, tombstone.id) from exc
+        return len(history)
+
     def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
         """Return a cheap token per record that changes whenever its latest version file does.
 
@@ -332,7 +387,8 @@ class FileStore:
                 raise StoreError(
                     "the record was erased while this version was written", record_id=record.id
                 ) from exc
-            os.unlink(temp)
+            with contextlib.suppress(FileNotFoundError):  # erase() may have removed it already
+                os.unlink(temp)
             _fsync_dir(record_dir)
             if versions:
                 self._follow_erasure(record.id, versions[-1][1], previous_bytes, target)
@@ -347,8 +403,11 @@ class FileStore:
                 return
         except StoreError:
             return  # edited by hand meanwhile: not an erasure, and not this writer's to report
-        os.replace(_write_temp(target.parent, now_bytes), target)
-        _fsync_dir(target.parent)
+        try:
+            os.replace(_write_temp(target.parent, now_bytes), target)
+            _fsync_dir(target.parent)
+        except FileNotFoundError:
+            pass  # erase() removed this temp file, so its next scan replaces ``target`` itself
         raise StoreError("the record was erased while this version was written", record_id=record_id)
 
 

@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 
 from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.stores.base import check_next_version, check_record_id, filter_records
+from agent_memory.stores.base import (
+    check_erased_history,
+    check_next_version,
+    check_record_id,
+    filter_records,
+)
 from agent_memory.wire import utc_now
 
 __all__ = ["InMemoryStore"]
@@ -161,6 +167,28 @@ class InMemoryStore:
             tombstone = versions[-1].tombstone(reason, now=stamp)
             self._versions[record_id] = [tombstone] * len(versions)
         return copy.deepcopy(tombstone)
+
+    def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
+        """Store an erased record's history (copies of one tombstone) under an id not held yet.
+
+        The counterpart of :meth:`erase` for ``agent-memory migrate``: a tombstone cannot be
+        ``put``, yet an erasure must follow the records to their new store, or the erased
+        content could be written again there. Not on the port, like :meth:`erase`.
+
+        Returns:
+            The number of versions stored (``len(history)``).
+
+        Raises:
+            StoreError: ``history`` is not an erased history
+                (:func:`~agent_memory.stores.base.check_erased_history`), or the store
+                already holds a version of that id; nothing is written.
+        """
+        tombstone = copy.deepcopy(check_erased_history(history))
+        with self._lock:
+            if tombstone.id in self._versions:
+                raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
+            self._versions[tombstone.id] = [tombstone] * len(history)
+        return len(history)
 
     # ------------------------------------------------------------------ helpers
 

@@ -22,7 +22,7 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from agent_memory.errors import RecordError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.stores.base import check_next_version, check_record_id
+from agent_memory.stores.base import check_erased_history, check_next_version, check_record_id
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["ERASURE_LIMITATIONS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
@@ -286,6 +286,33 @@ class PostgresStore:
             cur.execute(self._q["upsert_head"], (record_id, version, *_filter_columns(tombstone)))
         self._vacuum_full(record_id)
         return tombstone
+
+    def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
+        """Store an erased record's history (copies of one tombstone) under an id not held yet.
+
+        The counterpart of :meth:`erase` for ``agent-memory migrate``: a tombstone cannot be
+        ``put``, yet an erasure must follow the records to their new store. One transaction
+        under the record's advisory lock writes every version or none.
+
+        Returns:
+            The number of versions stored (``len(history)``).
+
+        Raises:
+            StoreError: ``history`` is not an erased history
+                (:func:`~agent_memory.stores.base.check_erased_history`), the store already
+                holds a version of that id, or the server failed; nothing is written.
+        """
+        tombstone = check_erased_history(history)
+        data = tombstone.canonical_bytes()
+        with self._transaction(tombstone.id) as cur:
+            cur.execute(self._q["lock"], (self._lock_key(tombstone.id),))
+            cur.execute(self._q["contains"], (tombstone.id,))
+            if cur.fetchone() is not None:
+                raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
+            cur.execute(self._q["upsert_head"], (tombstone.id, len(history), *_filter_columns(tombstone)))
+            for number in range(1, len(history) + 1):
+                cur.execute(self._q["insert_version"], (tombstone.id, number, tombstone.updated_at, data))
+        return len(history)
 
     def _vacuum_full(self, record_id: str) -> None:
         with self._lock:

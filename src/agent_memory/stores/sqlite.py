@@ -32,14 +32,14 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, TypeVar
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.stores.base import check_next_version, check_record_id
+from agent_memory.stores.base import check_erased_history, check_next_version, check_record_id
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["SQLiteStore"]
@@ -283,6 +283,34 @@ class SQLiteStore:
         tombstone = self._transaction(write)
         self.purge()
         return tombstone
+
+    def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
+        """Store an erased record's history (copies of one tombstone) under an id not held yet.
+
+        The counterpart of :meth:`erase` for ``agent-memory migrate``: a tombstone cannot be
+        ``put``, yet an erasure must follow the records to their new store. One
+        ``BEGIN IMMEDIATE`` transaction writes every version or none.
+
+        Returns:
+            The number of versions stored (``len(history)``).
+
+        Raises:
+            StoreError: ``history`` is not an erased history
+                (:func:`~agent_memory.stores.base.check_erased_history`), the store already
+                holds a version of that id, or the database failed; nothing is written.
+        """
+        tombstone = check_erased_history(history)
+        payload = tombstone.canonical_bytes()
+
+        def write(conn: sqlite3.Connection) -> int:
+            if conn.execute("SELECT 1 FROM records WHERE record_id = ?", (tombstone.id,)).fetchone():
+                raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
+            rows = [(tombstone.id, number, payload) for number in range(1, len(history) + 1)]
+            conn.executemany("INSERT INTO versions VALUES (?, ?, ?)", rows)
+            self._index(conn, [(len(rows), tombstone)])
+            return len(rows)
+
+        return self._transaction(write)
 
     def purge(self) -> None:
         """Leave no freed byte in the database files: WAL checkpoint (TRUNCATE), ``VACUUM``, checkpoint.

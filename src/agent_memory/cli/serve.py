@@ -1,0 +1,48 @@
+"""``agent-memory serve``: run the MCP server over stdio or streamable HTTP (DESIGN.md §8; issue 8 item 3)."""
+
+from __future__ import annotations
+
+import click
+
+from agent_memory.cli.common import home_option
+
+
+@click.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port for --http."
+)
+@click.option(
+    "--taint",
+    "taints",
+    multiple=True,
+    metavar="LABEL",
+    help="Taint every write of this server (e.g. external): quarantined until a person approves.",
+)
+@click.option(
+    "--agent",
+    default="mcp",
+    show_default=True,
+    metavar="NAME",
+    help="Agent name: writes act as agent:NAME and default their source to mcp:NAME@<date>.",
+)
+@home_option
+def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str, home: str | None) -> None:
+    """Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).
+
+    Tools: remember, recall, status, supersede, resolve, review (stale marks only: an
+    agent has no approval authority), and the aliases nas_remember and nas_recall.
+    Resources: MEMORY.md, conventions.md and index.md of the Home. Needs the mcp extra:
+    pip install 'agent-memory[mcp]'.
+    """
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        from agent_memory.mcp import serve as run
+    except ImportError as exc:
+        hint = None if "pip install" in str(exc) else "pip install 'agent-memory[mcp]'"
+        raise AgentMemoryError(f"cannot start the MCP server: {exc}", hint=hint) from None
+    if http:
+        click.echo(f"agent-memory: serving MCP at http://{host}:{port}/mcp", err=True)
+    run(home, agent=agent, taint=taints, http=http, host=host, port=port)
