@@ -15,11 +15,12 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent_memory.errors import ConfigError
+from agent_memory.search.recipes import SearchSettings
 
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
-_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust"}
+_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search"}
 
 
 def config_dir() -> Path:
@@ -45,6 +46,8 @@ class Settings:
         trusted_signers: ``amp:key:`` addresses whose signed records import untainted; the
             Home's own key is always trusted.
         format: The Home format tag, ``agent-memory-home/1``.
+        search: The ``[search]`` table: which index recipes recall reads, and the Home's own
+            recipes (:mod:`agent_memory.search.recipes`).
     """
 
     home_id: str
@@ -53,6 +56,7 @@ class Settings:
     owner: str = "owner"
     trusted_signers: tuple[str, ...] = field(default_factory=tuple)
     format: str = HOME_FORMAT
+    search: SearchSettings = field(default_factory=SearchSettings)
 
     @property
     def zone(self) -> ZoneInfo:
@@ -116,6 +120,7 @@ class Settings:
             owner=_get(actors, "owner", str, name, prefix="actors.", default="owner"),
             trusted_signers=tuple(signers),
             format=fmt,
+            search=SearchSettings.from_toml(data.get("search", {}), name),
         )
 
     def to_toml(self) -> str:
@@ -136,6 +141,7 @@ class Settings:
             "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
+            "\n" + self.search.to_toml()
         )
 
 

@@ -15,6 +15,7 @@ except ImportError as exc:  # absent, or a 1.x SDK without mcpserver
         "pip install 'agent-memory[mcp]'"
     ) from exc
 
-from agent_memory.mcp.server import RESOURCES, Session, build_server, one_line, serve
+from agent_memory.mcp.server import RESOURCES, Session, build_server, serve
+from agent_memory.mcp.tools import one_line
 
 __all__ = ["RESOURCES", "Session", "build_server", "one_line", "serve"]

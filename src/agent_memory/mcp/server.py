@@ -1,60 +1,28 @@
-"""The MCP server: the porcelain's operations as MCP tools, the Home's hot files as resources.
+"""The MCP server: the tools of :mod:`agent_memory.mcp.tools` and the Home's hot files, served.
 
-Implements issue 8 item 3 and DESIGN.md §8 ``serve`` with the official SDK (``mcp`` 2.x,
-:class:`mcp.server.mcpserver.MCPServer`), over stdio or streamable HTTP. Tool names and
-shapes follow origin-notes §1.18 (``remember``, ``recall``, ``status``) and seed 003
-(``nas_remember``/``nas_recall`` aliases); ``supersede``, ``resolve`` and ``review`` are ours.
-
-Invariants:
-
-- every write goes through :class:`~agent_memory.memory.Memory` as ``agent:<name>`` with the
-  server's taint, and names a source (the caller's, else ``mcp:<agent>@<local day>``);
-- an MCP session has no approval authority (DESIGN.md §9 "Actors"): ``review`` refuses
-  ``approve``/``reject``, and a tainted session can neither ``supersede`` nor ``resolve``
-  (either would let unreviewed text replace a trusted record without a dispute);
-- a porcelain error reaches the model as a tool error whose text is the one-line message.
+Built on the official SDK (``mcp`` 2.x, :class:`mcp.server.mcpserver.MCPServer`), over stdio
+(default) or streamable HTTP bound to 127.0.0.1 (issue 8 item 3; DESIGN.md §8 ``serve``).
+:class:`Session` fixes, for the whole server, the actor (``agent:<name>``) and the taint that
+every write inherits; resources are read from the Home at request time and never written.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.mcp.results import (
-    RecallOut,
-    RememberOut,
-    ResolveOut,
-    ReviewOut,
-    StatusOut,
-    Timestamp,
-)
+from agent_memory.mcp.tools import Tools
 from agent_memory.memory import Memory
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
-__all__ = ["RESOURCES", "Session", "build_server", "one_line", "serve"]
-
-# Interface limits: generous for an agent, small enough that one call cannot flood the Home.
-TEXT_CHARS = 16_000
-QUERY_CHARS = 2_000
-SOURCE_CHARS = 500
-REASON_CHARS = 1_000
-SUBJECT_CHARS = 200
-TAG_CHARS = 64
-MAX_TAGS = 32
-MAX_BUDGET = 32_000
-MAX_K = 100
+__all__ = ["INSTRUCTIONS", "RESOURCES", "Session", "build_server", "serve"]
 
 RESOURCES = {
     "MEMORY.md": "The hot memory an agent loads at start: active, reviewed records within a budget.",
@@ -69,31 +37,6 @@ INSTRUCTIONS = (
     "quarantined ones as unsettled."
 )
 
-RecordId = Annotated[str, Field(pattern=r"^mem:[0-9a-f]{32}$", description="A record id: mem: + 32 hex.")]
-Text = Annotated[str, Field(min_length=1, max_length=TEXT_CHARS)]
-Reason = Annotated[str, Field(min_length=1, max_length=REASON_CHARS, description="Why, in a sentence.")]
-Source = Annotated[
-    str | None,
-    Field(
-        max_length=SOURCE_CHARS,
-        description="Where it came from: a file and line, URL, ticket or conversation id "
-        f"(≤ {SOURCE_CHARS} characters). Defaults to this MCP session.",
-    ),
-]
-Moment = Annotated[Timestamp | None, Field(description="RFC 3339 time with an offset, or null.")]
-
-_WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-_REPLACE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-_MARK = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-_READ = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -133,259 +76,9 @@ class Session:
         return f"agent:{self.agent}"
 
     def default_source(self, client: str | None, now: datetime) -> str:
-        """Return ``mcp:<agent>@<local day>``, plus ``#<client name>`` when the client said who it is."""
+        """Return ``mcp:<agent>@<local day>``, plus ``#<client>`` when the client named itself otherwise."""
         base = f"mcp:{self.agent}@{now.astimezone(self.zone).date().isoformat()}"
-        return f"{base}#{client}" if client else base
-
-
-def one_line(error: AgentMemoryError) -> str:
-    """Return the error's message and hint as one line (the text a model reads)."""
-    text = str(error) + (f" (hint: {error.hint})" if error.hint else "")
-    return " ".join(text.split())
-
-
-@contextmanager
-def _as_tool_error() -> Iterator[None]:
-    try:
-        yield
-    except AgentMemoryError as exc:
-        raise ToolError(one_line(exc)) from exc
-
-
-def _client_name(ctx: Context[Any, Any] | None) -> str | None:
-    """The client's self-declared name, reduced to a safe token, or ``None``."""
-    if ctx is None:
-        return None
-    try:
-        info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
-    except (AttributeError, ValueError):  # no request in flight (a direct call)
-        return None
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(getattr(info, "name", "") or "")).strip("-")[:64]
-    return name or None
-
-
-def _time(value: str | None, field: str) -> datetime | None:
-    return None if value is None else parse_timestamp(value, field)
-
-
-class _Tools:
-    """The tool functions; each docstring is the description the model reads."""
-
-    def __init__(self, memory: Memory, session: Session) -> None:
-        self.memory = memory
-        self.session = session
-
-    def _source(self, given: str | None, ctx: Context[Any, Any] | None) -> str:
-        if given is not None and given.strip():
-            return given.strip()
-        return self.session.default_source(_client_name(ctx), utc_now())
-
-    def remember(
-        self,
-        text: Annotated[
-            Text, Field(description=f"One self-contained statement (≤ {TEXT_CHARS} characters).")
-        ],
-        tags: Annotated[
-            list[Annotated[str, Field(min_length=1, max_length=TAG_CHARS)]] | None,
-            Field(max_length=MAX_TAGS, description=f"Labels (≤ {MAX_TAGS}, each ≤ {TAG_CHARS} characters)."),
-        ] = None,
-        source: Source = None,
-        kind: Annotated[
-            Literal["knowledge", "state"] | None,
-            Field(description="state: one current value per subject; knowledge (default): additive."),
-        ] = None,
-        subject: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                max_length=SUBJECT_CHARS,
-                description="Exact key of a state record, e.g. host:staging. Only with kind=state.",
-            ),
-        ] = None,
-        type: Annotated[
-            Literal[
-                "fact", "episode", "procedure", "rule", "semantic", "episodic", "procedural", "preference"
-            ],
-            Field(description="What it is; preference is stored as a fact tagged preference."),
-        ] = "fact",
-        occurred_at: Annotated[Moment, Field(description="When it happened (RFC 3339 with offset).")] = None,
-        valid_from: Annotated[
-            Moment, Field(description="When it starts to hold (RFC 3339 with offset).")
-        ] = None,
-        ctx: Context[Any, Any] | None = None,
-    ) -> RememberOut:
-        """Store a durable memory: a fact, decision, preference or procedure worth keeping.
-
-        Use it when you learn something that should outlive this conversation. An identical
-        live memory is not copied (deduped). A state memory (kind=state with a subject) replaces
-        the current value of that subject when newer; otherwise, or when this session is
-        tainted, both values stay side by side as a dispute for a person to resolve.
-        """
-        with _as_tool_error():
-            used = self._source(source, ctx)
-            result = self.memory.remember(
-                text,
-                source=used,
-                type=type,
-                kind=kind,
-                subject=subject,
-                tags=tags or (),
-                occurred_at=_time(occurred_at, "occurred_at"),
-                valid_from=_time(valid_from, "valid_from"),
-            )
-            return RememberOut.of(result, used)
-
-    def recall(
-        self,
-        query: Annotated[
-            str,
-            Field(min_length=1, max_length=QUERY_CHARS, description="What you want to know; plain words."),
-        ],
-        budget_tokens: Annotated[
-            int,
-            Field(
-                ge=1,
-                le=MAX_BUDGET,
-                description=f"Token budget for the bodies (4 characters/token, ≤ {MAX_BUDGET}).",
-            ),
-        ] = 2000,
-        include_history: Annotated[bool, Field(description="Also return superseded predecessors.")] = False,
-        include_archived: Annotated[bool, Field(description="Also consider archived records.")] = False,
-        as_of: Annotated[
-            Moment, Field(description="Answer as the Home believed at this time (RFC 3339).")
-        ] = None,
-        valid_at: Annotated[Moment, Field(description="Only what held at this time (RFC 3339).")] = None,
-        k: Annotated[
-            int | None, Field(ge=1, le=MAX_K, description=f"At most this many records (≤ {MAX_K}).")
-        ] = None,
-    ) -> RecallOut:
-        """Find what memory holds about a question, as whole records within a token budget.
-
-        Use it before answering from past work, decisions or the user's preferences. Paste
-        prompt_block into your reasoning: each line is dated and sourced; disputed and
-        quarantined (unreviewed, tainted) records are marked and must not be taken as settled.
-        """
-        with _as_tool_error():
-            result = self.memory.recall(
-                query,
-                budget_tokens=budget_tokens,
-                include_history=include_history,
-                include_archived=include_archived,
-                as_of=_time(as_of, "as_of"),
-                valid_at=_time(valid_at, "valid_at"),
-                k=k,
-            )
-            return RecallOut.of(result)
-
-    def status(self) -> StatusOut:
-        """Report the Home's counts: records by state, type and kind, open disputes, quarantine, indexes.
-
-        Use it to check that memory is reachable and healthy, and which actor and taint this
-        session writes with.
-        """
-        with _as_tool_error():
-            report = self.memory.status()
-        return StatusOut.of(
-            report, actor=self.session.actor, taint=list(self.session.taint), home=str(self.session.home)
-        )
-
-    def supersede(
-        self,
-        old_id: Annotated[RecordId, Field(description="The active record to replace.")],
-        text: Annotated[Text, Field(description=f"The corrected statement (≤ {TEXT_CHARS} characters).")],
-        reason: Reason,
-        source: Source = None,
-        expected_version: Annotated[
-            int | None,
-            Field(ge=1, description="Fail unless old_id has this many versions (a concurrency guard)."),
-        ] = None,
-        ctx: Context[Any, Any] | None = None,
-    ) -> RememberOut:
-        """Replace an active record with a corrected one (same kind, subject and namespace).
-
-        Use it when a recalled record is wrong or out of date. The old record is kept as
-        superseded history, never deleted. Not available to a tainted session.
-        """
-        with _as_tool_error():
-            self._refuse_when_tainted("supersede", old_id)
-            used = self._source(source, ctx)
-            result = self.memory.supersede(
-                old_id, text, source=used, reason=reason, expected_version=expected_version
-            )
-            return RememberOut.of(result, used)
-
-    def resolve(
-        self,
-        winner_id: Annotated[RecordId, Field(description="The side of the dispute that is right.")],
-        loser_id: Annotated[RecordId, Field(description="The other side; it becomes superseded.")],
-        reason: Reason,
-    ) -> ResolveOut:
-        """Settle a dispute between two transitional records: the winner returns to active.
-
-        Use it only when the evidence is clear (e.g. the user confirmed one value). Not
-        available to a tainted session.
-        """
-        with _as_tool_error():
-            self._refuse_when_tainted("resolve", winner_id)
-            now = utc_now()
-            self.memory.resolve(winner_id, loser_id, reason, now=now)
-            return ResolveOut(
-                winner_id=winner_id, loser_id=loser_id, reason=reason, resolved_at=format_timestamp(now)
-            )
-
-    def review(
-        self,
-        record_id: Annotated[RecordId, Field(description="The record to mark.")],
-        verdict: Annotated[
-            Literal["stale", "approve", "reject"],
-            Field(description="stale: no longer true or useful. approve/reject need a person's authority."),
-        ],
-        reason: Annotated[str, Field(max_length=REASON_CHARS, description="Why, in a sentence.")] = "",
-    ) -> ReviewOut:
-        """Mark a record stale, so recall down-weights it like superseded history.
-
-        Use it when a recalled record no longer holds and you have no correction. Approving
-        or rejecting quarantined records is a person's decision: those verdicts are refused here.
-        """
-        with _as_tool_error():
-            if verdict != "stale":
-                raise AgentMemoryError(
-                    f"{verdict} needs review authority, which {self.session.actor} does not have "
-                    "(an MCP session acts with no approval rights)",
-                    record_id=record_id,
-                    field="verdict",
-                    hint=f"ask a person to run: agent-memory review {record_id} {verdict}",
-                )
-            now = utc_now()
-            self.memory.review(record_id, verdict, reason, now=now)
-            return ReviewOut(
-                record_id=record_id,
-                verdict="stale",
-                actor=self.session.actor,
-                reviewed_at=format_timestamp(now),
-            )
-
-    def _refuse_when_tainted(self, operation: str, record_id: str) -> None:
-        if self.session.taint:
-            raise AgentMemoryError(
-                f"{operation} is not available to a tainted session ({', '.join(self.session.taint)}): "
-                "it would replace a trusted record without review",
-                record_id=record_id,
-                hint="use remember: a state record with the same subject opens a dispute for a person",
-            )
-
-    def table(self) -> list[tuple[str, str, Callable[..., Any], ToolAnnotations]]:
-        """Return ``(name, title, function, annotations)`` for every tool, aliases included."""
-        return [
-            ("remember", "Remember", self.remember, _WRITE),
-            ("recall", "Recall", self.recall, _READ),
-            ("status", "Memory status", self.status, _READ),
-            ("supersede", "Supersede a record", self.supersede, _REPLACE),
-            ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
-            ("review", "Mark a record stale", self.review, _MARK),
-            ("nas_remember", "Remember (alias)", self.remember, _WRITE),
-            ("nas_recall", "Recall (alias)", self.recall, _READ),
-        ]
+        return f"{base}#{client}" if client and client != self.agent else base
 
 
 def _resource_reader(root: Path, name: str) -> Callable[[], str]:
@@ -415,7 +108,7 @@ def build_server(memory: Memory, session: Session) -> MCPServer:
     server: MCPServer = MCPServer(
         "agent-memory", version=version("agent-memory"), instructions=INSTRUCTIONS, log_level="WARNING"
     )
-    tools = _Tools(memory, session)
+    tools = Tools(memory, session)
     for name, title, fn, hints in tools.table():
         copy = inspect.cleandoc(fn.__doc__ or "")
         if name.startswith("nas_"):
@@ -452,7 +145,7 @@ def serve(
     from agent_memory.home import Home, resolve_home
 
     opened = Home.open(resolve_home(str(home) if home is not None else None))
-    session = Session(opened.root, agent, tuple(taint), opened.settings.zone)
+    session = Session(opened.root.resolve(), agent, tuple(taint), opened.settings.zone)
     memory = Memory.open(opened.root, actor=session.actor, taint=session.taint, source_kind="mcp")
     try:
         server = build_server(memory, session)

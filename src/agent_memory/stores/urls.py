@@ -19,6 +19,7 @@ shown only through :func:`redact_url`, and libpq's own errors are cleaned by
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,12 +35,22 @@ from agent_memory.stores.base import RecordStore
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
 
-__all__ = ["SCHEMES", "AdapterStore", "StoreURL", "open_store", "opened_store", "parse_store_url", "redact_url"]
+__all__ = [
+    "SCHEMES",
+    "AdapterStore",
+    "StoreURL",
+    "open_store",
+    "opened_store",
+    "parse_store_url",
+    "redact_url",
+]
 
 SCHEMES: tuple[str, ...] = ("notes", "file", "json", "sqlite", "postgresql", "postgres", "home")
 _KINDS = {"notes": "notes", "file": "notes", "json": "json", "sqlite": "sqlite", "home": "home"}
 _HINT = "write notes:PATH, json:PATH, sqlite:PATH, home:PATH or postgresql://USER@HOST:PORT/DB"
 _DEFAULT_SCHEMA = "agent_memory"
+_PASSWORD_PARAM = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_LOOSE_USERINFO = re.compile(r"\A([^/@:]*):[^/@]*@")
 
 
 @runtime_checkable
@@ -59,7 +70,7 @@ class AdapterStore(RecordStore, Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class StoreURL:
     """A parsed store URL.
 
@@ -75,6 +86,9 @@ class StoreURL:
     location: str
     schema: str | None
     text: str
+
+    def __repr__(self) -> str:
+        return f"StoreURL({self.display()!r})"
 
     def display(self) -> str:
         """Return the URL with any password replaced by ``***``, for messages and the log."""
@@ -196,9 +210,15 @@ def opened_store(url: str) -> Iterator[AdapterStore]:
 
 
 def redact_url(url: str) -> str:
-    """Return ``url`` with a password, in ``user:password@`` or a ``password=`` parameter, as ``***``."""
+    """Return ``url`` with any password shown as ``***``.
+
+    Covers ``scheme://user:password@host``, a ``password=`` query parameter, and the
+    spellings of a mistyped URL: ``user:password@host`` without a scheme and libpq's
+    ``key=value`` form (``host=h password=p``).
+    """
     if "://" not in url:
-        return url
+        url = _PASSWORD_PARAM.sub(r"\1***", url)
+        return _LOOSE_USERINFO.sub(r"\1:***@", url)
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -226,6 +246,8 @@ def _parse_postgres(url: str) -> StoreURL:
     schemas = [value for key, value in pairs if key == "schema"]
     if len(schemas) > 1:
         raise StoreError(f"not a store URL: {redact_url(url)!r} (schema given twice)", hint=_HINT)
-    rest = urlencode([(k, v) for k, v in pairs if k != "schema"])
-    dsn = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment))
+    dsn = url
+    if schemas:
+        rest = urlencode([(k, v) for k, v in pairs if k != "schema"])
+        dsn = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment))
     return StoreURL("postgresql", dsn, schemas[0] if schemas else None, url)

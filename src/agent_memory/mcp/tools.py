@@ -1,0 +1,332 @@
+"""The MCP tools: each porcelain operation an agent may call, with its schema, copy and annotations.
+
+The tool functions are the methods of :class:`Tools`; each docstring is the description the
+model reads (what the tool does and when to use it) and each parameter carries its unit and
+limit in its schema (issue 8 item 3; STYLE.md "Words"). Names and shapes: origin-notes §1.18
+(``remember``, ``recall``, ``status``), seed 003 (``nas_remember``/``nas_recall``), ours
+(``supersede``, ``resolve``, ``review``).
+
+Invariants:
+
+- every write goes through :class:`~agent_memory.memory.Memory` as the session's actor with
+  the session's taint, and names a source (the caller's, else ``mcp:<agent>@<local day>``);
+- an MCP session has no approval authority (DESIGN.md §9 "Actors"): ``review`` refuses
+  ``approve``/``reject``, and a tainted session can neither ``supersede`` nor ``resolve``
+  (either would let unreviewed text replace a trusted record without a dispute);
+- a porcelain error reaches the model as a tool error whose text is the one-line message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from agent_memory.errors import AgentMemoryError
+from agent_memory.mcp.results import RecallOut, RememberOut, ResolveOut, ReviewOut, StatusOut, Timestamp
+from agent_memory.memory import Memory
+from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+
+if TYPE_CHECKING:
+    from agent_memory.mcp.server import Session
+
+__all__ = ["Tools", "one_line"]
+
+# Interface limits: generous for an agent, small enough that one call cannot flood the Home.
+TEXT_CHARS = 16_000
+QUERY_CHARS = 2_000
+SOURCE_CHARS = 500
+REASON_CHARS = 1_000
+SUBJECT_CHARS = 200
+TAG_CHARS = 64
+MAX_TAGS = 32
+MAX_BUDGET = 32_000
+MAX_K = 100
+
+RecordId = Annotated[str, Field(pattern=r"^mem:[0-9a-f]{32}$", description="A record id: mem: + 32 hex.")]
+Text = Annotated[str, Field(min_length=1, max_length=TEXT_CHARS)]
+Reason = Annotated[str, Field(min_length=1, max_length=REASON_CHARS, description="Why, in a sentence.")]
+Source = Annotated[
+    str | None,
+    Field(
+        max_length=SOURCE_CHARS,
+        description="Where it came from: a file and line, URL, ticket or conversation id "
+        f"(≤ {SOURCE_CHARS} characters). Defaults to this MCP session.",
+    ),
+]
+Moment = Annotated[Timestamp | None, Field(description="RFC 3339 time with an offset, or null.")]
+
+_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_REPLACE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+_MARK = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def one_line(error: AgentMemoryError) -> str:
+    """Return the error's message and hint as one line (the text a model reads)."""
+    text = str(error) + (f" (hint: {error.hint})" if error.hint else "")
+    return " ".join(text.split())
+
+
+@contextmanager
+def _as_tool_error() -> Iterator[None]:
+    try:
+        yield
+    except AgentMemoryError as exc:
+        raise ToolError(one_line(exc)) from exc
+
+
+def _client_name(ctx: Context[Any, Any] | None) -> str | None:
+    """The client's self-declared name, reduced to a safe token, or ``None``."""
+    if ctx is None:
+        return None
+    try:
+        info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
+    except (AttributeError, ValueError):  # no request in flight (a direct call)
+        return None
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(getattr(info, "name", "") or "")).strip("-")[:64]
+    return name or None
+
+
+def _time(value: str | None, field: str) -> datetime | None:
+    return None if value is None else parse_timestamp(value, field)
+
+
+class Tools:
+    """The tool functions over one Memory and session; each docstring is the copy the model reads.
+
+    Args:
+        memory: The porcelain every tool calls.
+        session: Who the calls act as, and the taint their writes inherit.
+    """
+
+    def __init__(self, memory: Memory, session: Session) -> None:
+        self.memory = memory
+        self.session = session
+
+    def _source(self, given: str | None, ctx: Context[Any, Any] | None) -> str:
+        if given is not None and given.strip():
+            return given.strip()
+        return self.session.default_source(_client_name(ctx), utc_now())
+
+    def remember(
+        self,
+        text: Annotated[
+            Text, Field(description=f"One self-contained statement (≤ {TEXT_CHARS} characters).")
+        ],
+        tags: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=TAG_CHARS)]] | None,
+            Field(max_length=MAX_TAGS, description=f"Labels (≤ {MAX_TAGS}, each ≤ {TAG_CHARS} characters)."),
+        ] = None,
+        source: Source = None,
+        kind: Annotated[
+            Literal["knowledge", "state"] | None,
+            Field(description="state: one current value per subject; knowledge (default): additive."),
+        ] = None,
+        subject: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=SUBJECT_CHARS,
+                description="Exact key of a state record, e.g. host:staging. Only with kind=state.",
+            ),
+        ] = None,
+        type: Annotated[
+            Literal[
+                "fact", "episode", "procedure", "rule", "semantic", "episodic", "procedural", "preference"
+            ],
+            Field(description="What it is; preference is stored as a fact tagged preference."),
+        ] = "fact",
+        occurred_at: Annotated[Moment, Field(description="When it happened (RFC 3339 with offset).")] = None,
+        valid_from: Annotated[
+            Moment, Field(description="When it starts to hold (RFC 3339 with offset).")
+        ] = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> RememberOut:
+        """Store a durable memory: a fact, decision, preference or procedure worth keeping.
+
+        Use it when you learn something that should outlive this conversation. An identical
+        live memory is not copied (deduped). A state memory (kind=state with a subject) replaces
+        the current value of that subject when newer; otherwise, or when this session is
+        tainted, both values stay side by side as a dispute for a person to resolve.
+        """
+        with _as_tool_error():
+            used = self._source(source, ctx)
+            result = self.memory.remember(
+                text,
+                source=used,
+                type=type,
+                kind=kind,
+                subject=subject,
+                tags=tags or (),
+                occurred_at=_time(occurred_at, "occurred_at"),
+                valid_from=_time(valid_from, "valid_from"),
+            )
+            return RememberOut.of(result, used)
+
+    def recall(
+        self,
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=QUERY_CHARS, description="What you want to know; plain words."),
+        ],
+        budget_tokens: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=MAX_BUDGET,
+                description=f"Token budget for the bodies (4 characters/token, ≤ {MAX_BUDGET}).",
+            ),
+        ] = 2000,
+        include_history: Annotated[bool, Field(description="Also return superseded predecessors.")] = False,
+        include_archived: Annotated[bool, Field(description="Also consider archived records.")] = False,
+        as_of: Annotated[
+            Moment, Field(description="Answer as the Home believed at this time (RFC 3339).")
+        ] = None,
+        valid_at: Annotated[Moment, Field(description="Only what held at this time (RFC 3339).")] = None,
+        k: Annotated[
+            int | None, Field(ge=1, le=MAX_K, description=f"At most this many records (≤ {MAX_K}).")
+        ] = None,
+    ) -> RecallOut:
+        """Find what memory holds about a question, as whole records within a token budget.
+
+        Use it before answering from past work, decisions or the user's preferences. Paste
+        prompt_block into your reasoning: each line is dated and sourced; disputed and
+        quarantined (unreviewed, tainted) records are marked and must not be taken as settled.
+        """
+        with _as_tool_error():
+            result = self.memory.recall(
+                query,
+                budget_tokens=budget_tokens,
+                include_history=include_history,
+                include_archived=include_archived,
+                as_of=_time(as_of, "as_of"),
+                valid_at=_time(valid_at, "valid_at"),
+                k=k,
+            )
+            return RecallOut.of(result)
+
+    def status(self) -> StatusOut:
+        """Report the Home's counts: records by state, type and kind, open disputes, quarantine, indexes.
+
+        Use it to check that memory is reachable and healthy, and which actor and taint this
+        session writes with.
+        """
+        with _as_tool_error():
+            report = self.memory.status()
+        return StatusOut.of(
+            report, actor=self.session.actor, taint=list(self.session.taint), home=str(self.session.home)
+        )
+
+    def supersede(
+        self,
+        old_id: Annotated[RecordId, Field(description="The active record to replace.")],
+        text: Annotated[Text, Field(description=f"The corrected statement (≤ {TEXT_CHARS} characters).")],
+        reason: Reason,
+        source: Source = None,
+        expected_version: Annotated[
+            int | None,
+            Field(ge=1, description="Fail unless old_id has this many versions (a concurrency guard)."),
+        ] = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> RememberOut:
+        """Replace an active record with a corrected one (same kind, subject and namespace).
+
+        Use it when a recalled record is wrong or out of date. The old record is kept as
+        superseded history, never deleted. Not available to a tainted session.
+        """
+        with _as_tool_error():
+            self._refuse_when_tainted("supersede", old_id)
+            used = self._source(source, ctx)
+            result = self.memory.supersede(
+                old_id, text, source=used, reason=reason, expected_version=expected_version
+            )
+            return RememberOut.of(result, used)
+
+    def resolve(
+        self,
+        winner_id: Annotated[RecordId, Field(description="The side of the dispute that is right.")],
+        loser_id: Annotated[RecordId, Field(description="The other side; it becomes superseded.")],
+        reason: Reason,
+    ) -> ResolveOut:
+        """Settle a dispute between two transitional records: the winner returns to active.
+
+        Use it only when the evidence is clear (e.g. the user confirmed one value). Not
+        available to a tainted session.
+        """
+        with _as_tool_error():
+            self._refuse_when_tainted("resolve", winner_id)
+            now = utc_now()
+            self.memory.resolve(winner_id, loser_id, reason, now=now)
+            return ResolveOut(
+                winner_id=winner_id, loser_id=loser_id, reason=reason, resolved_at=format_timestamp(now)
+            )
+
+    def review(
+        self,
+        record_id: Annotated[RecordId, Field(description="The record to mark.")],
+        verdict: Annotated[
+            Literal["stale", "approve", "reject"],
+            Field(description="stale: no longer true or useful. approve/reject need a person's authority."),
+        ],
+        reason: Annotated[str, Field(max_length=REASON_CHARS, description="Why, in a sentence.")] = "",
+    ) -> ReviewOut:
+        """Mark a record stale, so recall down-weights it like superseded history.
+
+        Use it when a recalled record no longer holds and you have no correction. Approving
+        or rejecting quarantined records is a person's decision: those verdicts are refused here.
+        """
+        with _as_tool_error():
+            if verdict != "stale":
+                raise AgentMemoryError(
+                    f"{verdict} needs review authority, which {self.session.actor} does not have "
+                    "(an MCP session acts with no approval rights)",
+                    record_id=record_id,
+                    field="verdict",
+                    hint=f"ask a person to run: agent-memory review {record_id} {verdict}",
+                )
+            now = utc_now()
+            self.memory.review(record_id, verdict, reason, now=now)
+            return ReviewOut(
+                record_id=record_id,
+                verdict="stale",
+                actor=self.session.actor,
+                reviewed_at=format_timestamp(now),
+            )
+
+    def _refuse_when_tainted(self, operation: str, record_id: str) -> None:
+        if self.session.taint:
+            raise AgentMemoryError(
+                f"{operation} is not available to a tainted session ({', '.join(self.session.taint)}): "
+                "it would replace a trusted record without review",
+                record_id=record_id,
+                hint="use remember: a state record with the same subject opens a dispute for a person",
+            )
+
+    def table(self) -> list[tuple[str, str, Callable[..., Any], ToolAnnotations]]:
+        """Return ``(name, title, function, annotations)`` for every tool, aliases included."""
+        return [
+            ("remember", "Remember", self.remember, _WRITE),
+            ("recall", "Recall", self.recall, _READ),
+            ("status", "Memory status", self.status, _READ),
+            ("supersede", "Supersede a record", self.supersede, _REPLACE),
+            ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
+            ("review", "Mark a record stale", self.review, _MARK),
+            ("nas_remember", "Remember (alias)", self.remember, _WRITE),
+            ("nas_recall", "Recall (alias)", self.recall, _READ),
+        ]

@@ -1,0 +1,476 @@
+"""Recipes: how each search index of a Home is built, as ``memory.toml`` names them (issue 4 item 6).
+
+A recipe is a name, a kind and the options that change results::
+
+    [search]
+    recipes = ["hybrid"]                    # the indexes recall reads (unset: the default)
+
+    [search.recipe.vectors-openai]          # a recipe of this Home's own
+    kind = "vector"
+    embedder = "openai"
+    base_url = "http://localhost:8080/v1"
+    model = "nomic-embed-text"
+    api_key_env = "EMBEDDINGS_API_KEY"      # the name of an environment variable, never the key
+
+Kinds and their options (defaults in brackets):
+
+- ``bm25``: ``mode`` [``and-then-or``] | ``and-or`` | ``or`` (:class:`~.fts.FtsIndex`).
+- ``vector``: ``embedder`` = ``hash`` (``dimensions`` [256]) | ``minilm`` (``max_tokens`` [256],
+  ``model_path``, ``tokenizer_path``) | ``openai`` (``base_url``, ``model``, ``api_key_env``,
+  ``dimensions``, ``timeout_seconds`` [30]).
+- ``hybrid``: ``parts`` (names of bm25/vector recipes, or inline tables with a ``name``),
+  ``fusion`` [``rrf``] | ``weighted``, ``k_rrf`` [60], ``weights`` [1 each], ``normalise``
+  [``max``] | ``minmax`` (weighted only) (:class:`~.hybrid.HybridIndex`).
+
+Built in: ``bm25``, ``vectors-minilm``, ``vectors-hash`` and ``hybrid`` (BM25 + MiniLM by
+RRF). With ``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` extra is
+installed, else ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
+
+Invariant: a :class:`RecipeSpec` is valid once built, with every default filled in, so two
+specs are equal exactly when they build the same index. This module imports nothing heavy:
+embedders and indexes are imported when an index is opened.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Embedder, SearchIndex
+
+__all__ = [
+    "BUILTIN_RECIPES",
+    "DEFAULT_WHY",
+    "RecipeSpec",
+    "SearchSettings",
+    "load_recipe_file",
+    "make_embedder",
+    "open_leaf",
+    "parse_recipe",
+]
+
+_NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
+_ENV = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_MODES = ("and-then-or", "and-or", "or")
+_OPTIONS = {
+    "bm25": {"mode"},
+    "hash": {"embedder", "dimensions"},
+    "minilm": {"embedder", "max_tokens", "model_path", "tokenizer_path"},
+    "openai": {"embedder", "base_url", "model", "api_key_env", "dimensions", "timeout_seconds"},
+    "hybrid": {"parts", "fusion", "k_rrf", "weights", "normalise"},
+}
+DEFAULT_WHY = {
+    True: "default: BM25 and all-MiniLM-L6-v2 vectors fused by RRF (the embeddings extra is installed)",
+    False: "default: BM25 alone (the embeddings extra is not installed: pip install 'agent-memory[embeddings]')",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeSpec:
+    """One configured recipe, validated, every default filled in.
+
+    Attributes:
+        name: Its name, also its folder under ``.cache/indexes/`` (``[a-z0-9][a-z0-9_-]*``, ≤ 64).
+        kind: ``bm25``, ``vector`` or ``hybrid``.
+        options: The options of its kind (module docstring), JSON-like values.
+        parts: For ``hybrid``, the bm25/vector recipes it fuses, in order; else empty.
+    """
+
+    name: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    parts: tuple[RecipeSpec, ...] = ()
+
+    def leaves(self) -> tuple[RecipeSpec, ...]:
+        """Return the recipes that hold data: the parts of a hybrid, else this recipe itself."""
+        return self.parts if self.kind == "hybrid" else (self,)
+
+    def to_toml_table(self, *, inline: bool = False, known: Mapping[str, RecipeSpec] | None = None) -> str:
+        """Render the options (and ``kind``) as TOML: ``key = value`` lines, or one inline table.
+
+        A hybrid's part is written by name when ``known`` holds the same spec under it, else inline.
+        """
+        items: dict[str, Any] = {"kind": self.kind, **self.options}
+        if self.kind == "hybrid":
+            items = {"kind": "hybrid", "parts": None, **self.options}
+        rendered = []
+        for key, value in items.items():
+            if key == "parts":
+                parts = [
+                    _toml_value(p.name)
+                    if known is not None and known.get(p.name) == p
+                    else p.to_toml_table(inline=True)
+                    for p in self.parts
+                ]
+                rendered.append(f"parts = [{', '.join(parts)}]")
+            else:
+                rendered.append(f"{key} = {_toml_value(value)}")
+        if inline:
+            return "{" + ", ".join([f"name = {_toml_value(self.name)}", *rendered]) + "}"
+        return "\n".join(rendered) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+# ---------------------------------------------------------------------- parsing
+
+
+def parse_recipe(
+    name: str, table: Any, *, where: str, path: str | None, known: Mapping[str, RecipeSpec]
+) -> RecipeSpec:
+    """Validate one recipe table (``[search.recipe.NAME]`` or a recipe file) into a :class:`RecipeSpec`.
+
+    Args:
+        name: The recipe's name.
+        table: The TOML table.
+        where: The dotted field prefix named in errors, e.g. ``search.recipe.NAME``.
+        path: The file named in errors.
+        known: Recipes a hybrid's ``parts`` may name (built-ins and those defined before).
+
+    Raises:
+        ConfigError: A bad name, an unknown kind, embedder or option (an ``api_key`` is
+            refused with a hint), a mistyped or out-of-range value, or a part that is unknown
+            or itself a hybrid; the file and the dotted field are named.
+    """
+
+    def bad(detail: str, key: str | None = None, hint: str | None = None) -> ConfigError:
+        return ConfigError(detail, path=path, field=f"{where}.{key}" if key else where, hint=hint)
+
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise bad(f"a recipe name must match [a-z0-9][a-z0-9_-]* (at most 64 characters), got {name!r}")
+    if not isinstance(table, dict):
+        raise bad("a recipe must be a table")
+    kind = table.get("kind")
+    if kind not in ("bm25", "vector", "hybrid"):
+        raise bad(f"kind must be bm25, vector or hybrid, got {kind!r}", "kind")
+    flavour = kind if kind != "vector" else table.get("embedder")
+    if flavour not in _OPTIONS:
+        raise bad(f"embedder must be hash, minilm or openai, got {flavour!r}", "embedder")
+    if "api_key" in table:
+        hint = "memory.toml is committed: name an environment variable in api_key_env instead"
+        raise bad("an API key does not belong in a recipe", "api_key", hint)
+    unknown = sorted(set(table) - _OPTIONS[flavour] - {"kind"})
+    if unknown:
+        raise bad(f"unknown options {unknown} for a {flavour} recipe", unknown[0])
+
+    def get(key: str, kinds: type | tuple[type, ...], default: Any = None, *, check: Any = None) -> Any:
+        if key not in table:
+            return default
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, kinds) or (check and not check(value)):
+            raise bad(f"invalid value {value!r}", key)
+        return value
+
+    options: dict[str, Any]
+    if kind == "bm25":
+        options = {"mode": get("mode", str, "and-then-or", check=lambda v: v in _MODES)}
+        return RecipeSpec(name, kind, options)
+    if kind == "vector":
+        options = {"embedder": flavour}
+        if flavour == "hash":
+            options["dimensions"] = get("dimensions", int, 256, check=lambda v: 1 <= v <= 65536)
+        elif flavour == "minilm":
+            options["max_tokens"] = get("max_tokens", int, 256, check=lambda v: 2 <= v <= 512)
+            for key in ("model_path", "tokenizer_path"):
+                if key in table:
+                    options[key] = get(key, str, check=bool)
+        else:
+            url = get("base_url", str, check=lambda v: re.match(r"\Ahttps?://[^/\s]+", v))
+            model = get("model", str, check=bool)
+            if url is None or model is None:
+                raise bad("an openai recipe needs base_url and model", "base_url" if url is None else "model")
+            options.update(base_url=url, model=model)
+            for key, kinds, check in (
+                ("api_key_env", str, _ENV.match),
+                ("dimensions", int, lambda v: 1 <= v <= 65536),
+                ("timeout_seconds", (int, float), lambda v: 0 < v <= 3600),
+            ):
+                if key in table:
+                    options[key] = get(key, kinds, check=check)
+        return RecipeSpec(name, kind, options)
+    return _parse_hybrid(name, table, get, bad, where=where, path=path, known=known)
+
+
+def _parse_hybrid(
+    name: str, table: dict[str, Any], get: Any, bad: Any, *, where: str, path: str | None, known: Any
+) -> RecipeSpec:
+    raw = get("parts", list, [])
+    if not raw:
+        raise bad("a hybrid recipe needs parts: a list of bm25 or vector recipes", "parts")
+    parts: list[RecipeSpec] = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            part = known.get(item)
+            if part is None:
+                raise bad(f"no recipe named {item!r}", f"parts[{i}]")
+        elif isinstance(item, dict):
+            inner = {k: v for k, v in item.items() if k != "name"}
+            part = parse_recipe(item.get("name", ""), inner, where=f"{where}.parts[{i}]", path=path, known=known)
+        else:
+            raise bad("a part is a recipe name or an inline table", f"parts[{i}]")
+        if part.kind == "hybrid":
+            raise bad("a part must be a bm25 or vector recipe, not a hybrid", f"parts[{i}]")
+        if known.get(part.name, part) != part:
+            raise bad(f"another recipe is already named {part.name!r}: rename this part", f"parts[{i}]")
+        if any(p.name == part.name for p in parts):
+            raise bad(f"the part {part.name!r} is named twice", f"parts[{i}]")
+        parts.append(part)
+    fusion = get("fusion", str, "rrf", check=lambda v: v in ("rrf", "weighted"))
+    weights = get("weights", list, [1.0] * len(parts))
+    if (
+        len(weights) != len(parts)
+        or not all(isinstance(w, int | float) and not isinstance(w, bool) and w >= 0 for w in weights)
+        or not any(weights)
+    ):
+        raise bad("weights need one non-negative number per part, not all zero", "weights")
+    options: dict[str, Any] = {"fusion": fusion, "weights": [float(w) for w in weights]}
+    if fusion == "rrf":
+        options["k_rrf"] = get("k_rrf", int, 60, check=lambda v: 1 <= v <= 100000)
+        if "normalise" in table:
+            raise bad("normalise applies to weighted fusion only", "normalise")
+    else:
+        options["normalise"] = get("normalise", str, "max", check=lambda v: v in ("max", "minmax"))
+        if "k_rrf" in table:
+            raise bad("k_rrf applies to rrf fusion only", "k_rrf")
+    return RecipeSpec(name, "hybrid", options, tuple(parts))
+
+
+_BM25 = RecipeSpec("bm25", "bm25", {"mode": "and-then-or"})
+_MINILM = RecipeSpec("vectors-minilm", "vector", {"embedder": "minilm", "max_tokens": 256})
+BUILTIN_RECIPES: Mapping[str, RecipeSpec] = {
+    "bm25": _BM25,
+    "vectors-minilm": _MINILM,
+    "vectors-hash": RecipeSpec("vectors-hash", "vector", {"embedder": "hash", "dimensions": 256}),
+    "hybrid": RecipeSpec(
+        "hybrid", "hybrid", {"fusion": "rrf", "weights": [1.0, 1.0], "k_rrf": 60}, (_BM25, _MINILM)
+    ),
+}
+"""The recipes every Home knows without defining them."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    """The ``[search]`` table of ``memory.toml``.
+
+    Attributes:
+        recipes: Names of the recipes recall reads, in order; ``None`` for the default
+            (``hybrid`` with the ``embeddings`` extra, else ``bm25``).
+        defined: The Home's own recipes (``[search.recipe.NAME]``), in file order.
+    """
+
+    recipes: tuple[str, ...] | None = None
+    defined: tuple[RecipeSpec, ...] = ()
+
+    def known(self) -> dict[str, RecipeSpec]:
+        """Return every recipe by name: the built-ins, overridden by the Home's own."""
+        return {**BUILTIN_RECIPES, **{spec.name: spec for spec in self.defined}}
+
+    def recipe(self, name: str) -> RecipeSpec:
+        """Return the recipe called ``name``.
+
+        Raises:
+            ConfigError: No such recipe (the field ``search.recipes`` is named).
+        """
+        found = self.known().get(name)
+        if found is None:
+            raise ConfigError(f"no recipe named {name!r}", field="search.recipes")
+        return found
+
+    def activating(self, spec: RecipeSpec) -> SearchSettings:
+        """Return these settings with ``spec`` as the only recipe recall reads (defined unless built in)."""
+        defined = tuple(s for s in self.defined if s.name != spec.name)
+        if BUILTIN_RECIPES.get(spec.name) != spec:
+            defined += (spec,)
+        return replace(self, recipes=(spec.name,), defined=defined)
+
+    @classmethod
+    def from_toml(cls, table: Any, path: str | None) -> SearchSettings:
+        """Validate the ``[search]`` table (``{}`` when absent).
+
+        Raises:
+            ConfigError: Not a table, an unknown key, ``recipes`` not a non-empty list of
+                distinct known names, or a bad recipe (see :func:`parse_recipe`).
+        """
+        if not isinstance(table, dict):
+            raise ConfigError("must be a table", path=path, field="search")
+        unknown = sorted(set(table) - {"recipes", "recipe"})
+        if unknown:
+            raise ConfigError(f"unknown settings {unknown}", path=path, field=f"search.{unknown[0]}")
+        definitions = table.get("recipe", {})
+        if not isinstance(definitions, dict):
+            raise ConfigError("must be a table of recipes", path=path, field="search.recipe")
+        known = dict(BUILTIN_RECIPES)
+        defined = []
+        for name, body in definitions.items():
+            spec = parse_recipe(name, body, where=f"search.recipe.{name}", path=path, known=known)
+            known[name] = spec
+            defined.append(spec)
+        active = table.get("recipes")
+        if active is None:
+            return cls(None, tuple(defined))
+        if (
+            not isinstance(active, list)
+            or not active
+            or not all(isinstance(n, str) for n in active)
+            or len(set(active)) != len(active)
+        ):
+            raise ConfigError("must be a non-empty list of distinct recipe names", path=path, field="search.recipes")
+        for name in active:
+            if name not in known:
+                raise ConfigError(f"no recipe named {name!r}", path=path, field="search.recipes")
+        return cls(tuple(active), tuple(defined))
+
+    def to_toml(self) -> str:
+        """Render the ``[search]`` section of ``memory.toml``, with comments, as ``init`` writes it."""
+        lines = [
+            "[search]",
+            "# The search indexes recall reads, by recipe name. Built in: bm25, vectors-minilm,",
+            "# vectors-hash and hybrid (bm25 + vectors-minilm fused by reciprocal rank). Unset, a",
+            "# Home reads hybrid when the embeddings extra is installed, else bm25 alone;",
+            "# `agent-memory status` says which and why. Change it with `agent-memory reindex",
+            "# --recipe FILE`, which switches only when golden.yaml scores at least as well.",
+        ]
+        lines.append(f"recipes = {_toml_value(list(self.recipes))}" if self.recipes else '# recipes = ["hybrid"]')
+        known = dict(BUILTIN_RECIPES)
+        for spec in self.defined:
+            lines += ["", f"[search.recipe.{spec.name}]", spec.to_toml_table(known=known).rstrip("\n")]
+            known[spec.name] = spec
+        return "\n".join(lines) + "\n"
+
+
+def splice_search(text: str, search: SearchSettings) -> str:
+    """Return ``memory.toml`` text with its ``[search]`` section replaced (or appended).
+
+    Everything outside ``[search]`` and ``[search.*]`` tables is kept byte for byte.
+    """
+    out: list[str] = []
+    inside = False
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
+        if header:
+            inside = header.group(1) == "search" or header.group(1).startswith("search.")
+        if not inside:
+            out.append(line)
+    kept = "".join(out).rstrip("\n")
+    return kept + "\n\n" + search.to_toml()
+
+
+def load_recipe_file(path: Path, search: SearchSettings) -> RecipeSpec:
+    """Read a recipe file for ``reindex --recipe``: TOML with ``name``, ``kind`` and its options.
+
+    A hybrid's ``parts`` may name the Home's recipes and the built-ins.
+
+    Raises:
+        ConfigError: Unreadable, not TOML, no ``name``, or a bad recipe (the file is named).
+    """
+    name = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the recipe: {exc}", path=name) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", path=name) from None
+    if "name" not in data:
+        raise ConfigError("a recipe file needs a name", path=name, field="name")
+    body = {k: v for k, v in data.items() if k != "name"}
+    return parse_recipe(data["name"], body, where="recipe", path=name, known=search.known())
+
+
+# ---------------------------------------------------------------------- building
+
+
+def make_embedder(spec: RecipeSpec) -> Embedder:
+    """Return the embedder of a vector recipe; MiniLM is shared per process (its model loads once).
+
+    Raises:
+        ImportError: MiniLM without the ``embeddings`` extra (the message has the install hint).
+        ConfigError: ``api_key_env`` names an unset variable.
+        EmbeddingError: A configured model or tokenizer file does not exist.
+    """
+    from agent_memory.search import embedders
+
+    options = spec.options
+    if options["embedder"] == "hash":
+        return embedders.HashEmbedder(options["dimensions"])
+    if options["embedder"] == "minilm":
+        return _minilm(options["max_tokens"], options.get("model_path"), options.get("tokenizer_path"))
+    key = None
+    if "api_key_env" in options:
+        key = os.environ.get(options["api_key_env"])
+        if not key:
+            raise ConfigError(f"the environment variable {options['api_key_env']} is not set", field="api_key_env")
+    return embedders.OpenAIEmbedder(
+        options["base_url"],
+        options["model"],
+        api_key=key,
+        dimensions=options.get("dimensions"),
+        timeout=float(options.get("timeout_seconds", 30)),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _minilm(max_tokens: int, model_path: str | None, tokenizer_path: str | None) -> Embedder:
+    from agent_memory.search.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder(max_tokens=max_tokens, model_path=model_path, tokenizer_path=tokenizer_path)
+
+
+def minilm_missing() -> str | None:
+    """Return why the default MiniLM recipe cannot be built here (the install hint), or ``None``."""
+    try:
+        make_embedder(_MINILM)
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+def open_leaf(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
+    """Open (or create) the index of a bm25 or vector recipe in ``folder`` (``None``: in memory).
+
+    Raises:
+        ImportError, ConfigError, EmbeddingError: As for :func:`make_embedder`.
+        ValueError: ``spec`` is a hybrid.
+    """
+    path: str | Path = ":memory:" if folder is None else folder / "index.sqlite"
+    if spec.kind == "bm25":
+        from agent_memory.search.fts import FtsIndex
+
+        return FtsIndex(path, name=spec.name, mode=spec.options["mode"])
+    if spec.kind == "vector":
+        from agent_memory.search.vectors import VectorIndex
+
+        return VectorIndex(path, make_embedder(spec), name=spec.name)
+    raise ValueError(f"{spec.name} is a hybrid: open its parts")
+
+
+def fuse_parts(spec: RecipeSpec, parts: Sequence[SearchIndex]) -> SearchIndex:
+    """Return the :class:`~.hybrid.HybridIndex` of a hybrid recipe over its opened parts."""
+    from agent_memory.search.hybrid import HybridIndex
+
+    options = spec.options
+    return HybridIndex(
+        parts,
+        method=options["fusion"],
+        k_rrf=options.get("k_rrf", 60),
+        weights=options["weights"],
+        normalise=options.get("normalise", "max"),
+        name=spec.name,
+    )
