@@ -12,6 +12,7 @@ from agent_memory.home import Home
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
 from agent_memory.search.catalog import IndexCatalog
+from agent_memory.search.recipes import SearchSettings, splice_search
 from agent_memory.stores.sqlite import SQLiteStore
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -35,6 +36,9 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
         made = Memory.in_memory()
     elif request.param == "home":
         Home.init(tmp_path / "home", git=False, now=T0)
+        # These tests match words; the default hybrid index would also match by meaning.
+        toml = tmp_path / "home" / "memory.toml"
+        toml.write_text(splice_search(toml.read_text("utf-8"), SearchSettings(("bm25",))), "utf-8")
         made = Memory.open(tmp_path / "home")
     else:
         store = SQLiteStore(tmp_path / "memory.sqlite")

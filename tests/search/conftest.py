@@ -21,6 +21,7 @@ from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import HybridIndex
 from agent_memory.search.vectors import VectorIndex
+from pg_search import pg_text_index, pg_vector_index
 
 IndexFactory = Callable[[Path], AbstractContextManager[SearchIndex]]
 
@@ -66,6 +67,8 @@ INDEX_ADAPTERS: list[Any] = [
     pytest.param(Adapter(fts_index), id="fts"),
     pytest.param(Adapter(vector_index, keyword=False), id="vector-hash"),
     pytest.param(Adapter(hybrid_index), id="hybrid-fts-hash"),
+    pytest.param(Adapter(pg_text_index), id="pg-fulltext"),
+    pytest.param(Adapter(pg_vector_index, keyword=False), id="pg-vector-hash"),
 ]
 
 

@@ -291,17 +291,17 @@ def test_threads_can_index_and_query_at_the_same_time(tmp_path: Path) -> None:
 
         def reader() -> None:
             try:
-                for _ in range(50):
+                for _ in range(20):
                     hits = index.query("lighthouse note", k=10)
                     assert hits == sorted(hits, key=lambda h: (-h.score, h.record_id))
             except BaseException as exc:  # pragma: no cover - reported below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
-        threads += [threading.Thread(target=reader) for _ in range(4)]
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+        threads += [threading.Thread(target=reader) for _ in range(3)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         assert errors == []
-        assert index.inputs().count == 4 * 5 * 20
+        assert index.inputs().count == 3 * 5 * 20

@@ -14,10 +14,13 @@ import sys
 
 import click
 
+from agent_memory.cli.feedback import feedback
 from agent_memory.cli.home import init
 from agent_memory.cli.log import log
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
+from agent_memory.cli.migrate import migrate
 from agent_memory.cli.records import history, show
+from agent_memory.cli.search import golden, reindex
 from agent_memory.cli.serve import serve
 from agent_memory.cli.transfer import export_, import_
 from agent_memory.cli.verify import verify
@@ -51,6 +54,10 @@ for command in (
     import_,
     verify,
     serve,
+    migrate,
+    feedback,
+    reindex,
+    golden,
 ):
     cli.add_command(command)
 

@@ -222,8 +222,14 @@ def status(home: str | None, as_json: bool) -> None:
     click.echo(f"kinds        {report['by_kind']}")
     click.echo(f"disputes     {report['open_disputes']} open, {report['pending']} pending review")
     click.echo(f"quarantined  {report['quarantined']}")
+    search = report["search"]
+    click.echo(f"search       {', '.join(search['recipes'])}: {search['why']}")
+    for name, why in search["unavailable"].items():
+        click.echo(f"unavailable  {name}: {why}")
     for index in report["indexes"]:
-        state = "DIRTY" if index["dirty"] else "fresh"
+        state = f"DIRTY ({index['stale']} changed)" if index["dirty"] else "fresh"
         click.echo(
             f"index        {index['name']} ({index['kind']}): {state}, {index['indexed']}/{index['records']}"
         )
+    for problem in report["unreadable"]:
+        click.echo(f"unreadable   {problem}")

@@ -13,11 +13,15 @@ from agent_memory.cli.common import echo_json, home_option, json_option, open_ho
 @json_option
 def export_(path: str, home: str | None, as_json: bool) -> None:
     """Write every record's latest version to the MemoryFile PATH, signed by the Home's key."""
+    from agent_memory.errors import StoreError
     from agent_memory.transfer import export_memory_file, write_bytes_atomic
 
     opened = open_home(home)
     memory_file = export_memory_file(opened.store(), keys=opened.identity())
-    write_bytes_atomic(path, memory_file.dumps())
+    try:
+        write_bytes_atomic(path, memory_file.dumps())
+    except OSError as exc:
+        raise StoreError(f"cannot write the MemoryFile: {exc.strerror or exc}", path=path) from None
     opened.log().append(
         "export", actor=opened.settings.owner, details={"path": path, "records": len(memory_file.records)}
     )

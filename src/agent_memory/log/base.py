@@ -71,6 +71,10 @@ class Action(StrEnum):
     INTENT_DONE = "intent-done"  # ... and finished
     REINDEX = "reindex"
     SYNC = "sync"
+    RETRIEVAL = "retrieval"  # metamemory: a retrieval_record memret-… (seed 000 §23.2)
+    OUTCOME = "outcome"  # metamemory: a task outcome memout-… (seed 000 §23.6)
+    FEEDBACK = "feedback"  # metamemory: a feedback event memfb-… on retrieved records (§23.2)
+    POLICY_PROPOSAL = "policy-proposal"  # metamemory: a pending mempolicy-… proposal (§23.5)
 
 
 ACTIONS: frozenset[str] = frozenset(action.value for action in Action)

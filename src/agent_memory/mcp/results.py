@@ -39,7 +39,7 @@ RecordId = Annotated[str, Field(pattern=r"^mem:[0-9a-f]{32}$", description="A re
 
 
 class RememberOut(BaseModel):
-    """What ``remember`` (and ``supersede``) did with the text."""
+    """What remember (or supersede) did with the text."""
 
     record_id: RecordId
     deduped: bool = Field(description="An identical live record existed; it was touched, not copied.")
@@ -68,10 +68,14 @@ class RecalledOut(BaseModel):
     review: Literal["approved", "rejected", "stale", "quarantined", "none"] = Field(
         description="Review state; quarantined means tainted and not yet approved by a person."
     )
+    stale: bool = Field(description="Marked stale by a review: no longer a current factual basis.")
     kind: Literal["state", "knowledge"]
     subject: str | None = Field(description="The exact key of a state record.")
+    namespace: str
     source: str | None = Field(description="Where the record came from.")
     valid_from: Timestamp
+    valid_to: Timestamp | None = Field(description="When it stopped holding, if it did.")
+    recorded_at: Timestamp = Field(description="When this version was written (record time).")
     tokens: int = Field(description="Estimated size of the body in tokens (4 characters per token).")
 
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from types import FrameType
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -110,7 +114,10 @@ def build_server(memory: Memory, session: Session) -> MCPServer:
     )
     tools = Tools(memory, session)
     for name, title, fn, hints in tools.table():
-        copy = inspect.cleandoc(fn.__doc__ or "")
+        # One line per paragraph: the docstring's wrapping is for the source, not for the model.
+        copy = "\n\n".join(
+            " ".join(part.split()) for part in inspect.cleandoc(fn.__doc__ or "").split("\n\n")
+        )
         if name.startswith("nas_"):
             copy = f"Alias of {name[4:]} (seed 003's name). {copy}"
         server.add_tool(
@@ -149,9 +156,35 @@ def serve(
     memory = Memory.open(opened.root, actor=session.actor, taint=session.taint, source_kind="mcp")
     try:
         server = build_server(memory, session)
-        if http:
-            server.run("streamable-http", host=host, port=port)
-        else:
-            server.run()
+        with _stopped_by_signals():
+            if http:
+                server.run("streamable-http", host=host, port=port)
+            else:
+                server.run()
     finally:
         memory.close()
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGINT arrived: leave the server loop so the Home is closed properly."""
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal to the
+    # handler found before it started; this handler turns that into a normal return.
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    except* _Stopped:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

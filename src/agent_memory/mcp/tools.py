@@ -11,8 +11,9 @@ Invariants:
 - every write goes through :class:`~agent_memory.memory.Memory` as the session's actor with
   the session's taint, and names a source (the caller's, else ``mcp:<agent>@<local day>``);
 - an MCP session has no approval authority (DESIGN.md §9 "Actors"): ``review`` refuses
-  ``approve``/``reject``, and a tainted session can neither ``supersede`` nor ``resolve``
-  (either would let unreviewed text replace a trusted record without a dispute);
+  ``approve``/``reject``; a tainted session may only ``remember`` (quarantined) and read:
+  ``supersede``, ``resolve`` and ``review`` would let unreviewed input replace a trusted
+  record or change its weight without a person;
 - a porcelain error reaches the model as a tool error whose text is the one-line message.
 """
 
@@ -289,9 +290,11 @@ class Tools:
         """Mark a record stale, so recall down-weights it like superseded history.
 
         Use it when a recalled record no longer holds and you have no correction. Approving
-        or rejecting quarantined records is a person's decision: those verdicts are refused here.
+        or rejecting quarantined records is a person's decision: those verdicts are refused
+        here. Not available to a tainted session.
         """
         with _as_tool_error():
+            self._refuse_when_tainted("review", record_id)
             if verdict != "stale":
                 raise AgentMemoryError(
                     f"{verdict} needs review authority, which {self.session.actor} does not have "
@@ -313,7 +316,7 @@ class Tools:
         if self.session.taint:
             raise AgentMemoryError(
                 f"{operation} is not available to a tainted session ({', '.join(self.session.taint)}): "
-                "it would replace a trusted record without review",
+                "unreviewed input must not change how trusted records are weighed or replace them",
                 record_id=record_id,
                 hint="use remember: a state record with the same subject opens a dispute for a person",
             )

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import ConfigError
+from agent_memory.errors import AgentMemoryError, ConfigError
 
 if TYPE_CHECKING:
     from agent_memory.search.base import Embedder, SearchIndex
@@ -52,10 +52,13 @@ __all__ = [
     "DEFAULT_WHY",
     "RecipeSpec",
     "SearchSettings",
+    "fuse_parts",
     "load_recipe_file",
     "make_embedder",
     "open_leaf",
     "parse_recipe",
+    "splice_search",
+    "unavailable",
 ]
 
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -70,7 +73,7 @@ _OPTIONS = {
 }
 DEFAULT_WHY = {
     True: "default: BM25 and all-MiniLM-L6-v2 vectors fused by RRF (the embeddings extra is installed)",
-    False: "default: BM25 alone (the embeddings extra is not installed: pip install 'agent-memory[embeddings]')",
+    False: "default: BM25 alone (no embeddings extra: pip install 'agent-memory[embeddings]')",
 }
 
 
@@ -223,7 +226,9 @@ def _parse_hybrid(
                 raise bad(f"no recipe named {item!r}", f"parts[{i}]")
         elif isinstance(item, dict):
             inner = {k: v for k, v in item.items() if k != "name"}
-            part = parse_recipe(item.get("name", ""), inner, where=f"{where}.parts[{i}]", path=path, known=known)
+            part = parse_recipe(
+                item.get("name", ""), inner, where=f"{where}.parts[{i}]", path=path, known=known
+            )
         else:
             raise bad("a part is a recipe name or an inline table", f"parts[{i}]")
         if part.kind == "hybrid":
@@ -332,7 +337,9 @@ class SearchSettings:
             or not all(isinstance(n, str) for n in active)
             or len(set(active)) != len(active)
         ):
-            raise ConfigError("must be a non-empty list of distinct recipe names", path=path, field="search.recipes")
+            raise ConfigError(
+                "must be a non-empty list of distinct recipe names", path=path, field="search.recipes"
+            )
         for name in active:
             if name not in known:
                 raise ConfigError(f"no recipe named {name!r}", path=path, field="search.recipes")
@@ -348,7 +355,19 @@ class SearchSettings:
             "# `agent-memory status` says which and why. Change it with `agent-memory reindex",
             "# --recipe FILE`, which switches only when golden.yaml scores at least as well.",
         ]
-        lines.append(f"recipes = {_toml_value(list(self.recipes))}" if self.recipes else '# recipes = ["hybrid"]')
+        lines.append(
+            f"recipes = {_toml_value(list(self.recipes))}" if self.recipes else '# recipes = ["hybrid"]'
+        )
+        if not self.defined:
+            lines += [
+                "# A recipe of this Home's own, e.g. vectors from an OpenAI-compatible server:",
+                "# [search.recipe.vectors-local]",
+                '# kind = "vector"            # bm25 | vector | hybrid',
+                '# embedder = "openai"        # hash | minilm | openai',
+                '# base_url = "http://localhost:8080/v1"',
+                '# model = "nomic-embed-text"',
+                '# api_key_env = "EMBEDDINGS_API_KEY"   # a variable\'s name, never the key',
+            ]
         known = dict(BUILTIN_RECIPES)
         for spec in self.defined:
             lines += ["", f"[search.recipe.{spec.name}]", spec.to_toml_table(known=known).rstrip("\n")]
@@ -416,7 +435,9 @@ def make_embedder(spec: RecipeSpec) -> Embedder:
     if "api_key_env" in options:
         key = os.environ.get(options["api_key_env"])
         if not key:
-            raise ConfigError(f"the environment variable {options['api_key_env']} is not set", field="api_key_env")
+            raise ConfigError(
+                f"the environment variable {options['api_key_env']} is not set", field="api_key_env"
+            )
     return embedders.OpenAIEmbedder(
         options["base_url"],
         options["model"],
@@ -433,12 +454,23 @@ def _minilm(max_tokens: int, model_path: str | None, tokenizer_path: str | None)
     return MiniLMEmbedder(max_tokens=max_tokens, model_path=model_path, tokenizer_path=tokenizer_path)
 
 
-def minilm_missing() -> str | None:
-    """Return why the default MiniLM recipe cannot be built here (the install hint), or ``None``."""
-    try:
-        make_embedder(_MINILM)
-    except ImportError as exc:
-        return str(exc)
+def unavailable(spec: RecipeSpec) -> str | None:
+    """Return why ``spec`` cannot be opened on this machine, or ``None`` when it can.
+
+    Checked without loading any model: a MiniLM part needs the ``embeddings`` extra (and its
+    model files, when configured); an OpenAI part with ``api_key_env`` needs that variable set.
+    """
+    for leaf in spec.leaves():
+        embedder = leaf.options.get("embedder")
+        if embedder == "minilm":
+            try:
+                make_embedder(leaf)
+            except (ImportError, AgentMemoryError) as exc:
+                return f"{leaf.name} is unavailable: {exc}"
+        elif embedder == "openai" and "api_key_env" in leaf.options:
+            variable = leaf.options["api_key_env"]
+            if not os.environ.get(variable):
+                return f"{leaf.name} is unavailable: the environment variable {variable} is not set"
     return None
 
 

@@ -1,0 +1,298 @@
+import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agent_memory import migrate as migration
+from agent_memory.errors import RecordNotFound, StoreError
+from agent_memory.home import Home
+from agent_memory.lifecycle import archive, supersede
+from agent_memory.log.sqlite import SQLiteLog
+from agent_memory.records import Kind, MemoryRecord, Provenance
+from agent_memory.stores.files import FileStore
+from agent_memory.stores.inmemory import InMemoryStore
+from agent_memory.stores.sqlite import SQLiteStore
+from agent_memory.stores.urls import AdapterStore
+from pg import PgSchema
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+SOURCE = Provenance(kind="conversation", ref="s-1")
+
+
+def record(body: str, hours: int = 0, **fields: object) -> MemoryRecord:
+    return MemoryRecord.create(
+        type="fact", body=body, provenance=SOURCE, created_at=T0 + timedelta(hours=hours), **fields
+    )
+
+
+def fill(store: AdapterStore) -> dict[str, list[bytes]]:
+    """Four records, six versions: a supersede pair, an archived one, an erased one; return the histories."""
+    state = {"kind": Kind.STATE, "subject": "host:staging"}
+    old = record("Staging runs on db-3.", 0, **state)
+    new = record("Staging runs on db-4.", 1, supersedes=old.id, **state)
+    kept = record("Deploys happen on Tuesdays.", 2)
+    gone = record("The door code is 4711.", 3)
+    for version in (old, new, supersede(old, new, "newer value", now=T0 + timedelta(hours=1)), kept, gone):
+        store.put(version)
+    store.put(archive(kept, "no longer true", now=T0 + timedelta(hours=4)))
+    store.erase(gone.id, "asked to forget", now=T0 + timedelta(hours=5))
+    return histories(store)
+
+
+def histories(store: AdapterStore) -> dict[str, list[bytes]]:
+    return {r.id: [v.canonical_bytes() for v in store.history(r.id)] for r in store.list()}
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+Factory = Callable[[Path, str], AbstractContextManager[AdapterStore]]
+
+
+@contextmanager
+def in_memory(tmp_path: Path, name: str) -> Iterator[AdapterStore]:
+    yield InMemoryStore()
+
+
+@contextmanager
+def notes(tmp_path: Path, name: str) -> Iterator[AdapterStore]:
+    yield FileStore(tmp_path / name)
+
+
+@contextmanager
+def origin_json(tmp_path: Path, name: str) -> Iterator[AdapterStore]:
+    yield FileStore(tmp_path / name, codec="json")
+
+
+@contextmanager
+def sqlite(tmp_path: Path, name: str) -> Iterator[AdapterStore]:
+    with SQLiteStore(tmp_path / f"{name}.sqlite") as store:
+        yield store
+
+
+@pytest.mark.parametrize(
+    ("source_kind", "target_kind"),
+    [(in_memory, notes), (notes, origin_json), (origin_json, sqlite), (sqlite, in_memory), (sqlite, notes)],
+    ids=["memory-notes", "notes-json", "json-sqlite", "sqlite-memory", "sqlite-notes"],
+)
+def test_every_version_of_every_record_arrives_byte_for_byte(
+    tmp_path: Path, source_kind: Factory, target_kind: Factory
+) -> None:
+    with source_kind(tmp_path, "a") as source, target_kind(tmp_path, "b") as target:
+        expected = fill(source)
+        report = migration.migrate(source, target)
+        assert histories(target) == expected
+    assert report.verified and report.source_records == report.target_records == 4
+    assert report.versions_written == 6 and len(report.copied) == 3 and len(report.restored) == 1
+    assert report.skipped == report.extended == []
+    assert report.digests == {
+        record_id: "sha256:" + hashlib.sha256(b"".join(versions)).hexdigest()
+        for record_id, versions in expected.items()
+    }
+
+
+def test_records_are_written_in_list_order_and_versions_oldest_first(tmp_path: Path) -> None:
+    class Recording(InMemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.order: list[tuple[str, int]] = []
+
+        def put(self, record: MemoryRecord) -> int:
+            number = super().put(record)
+            self.order.append((record.id, number))
+            return number
+
+    source, target = InMemoryStore(), Recording()
+    fill(source)
+    migration.migrate(source, target)
+    expected = [
+        (r.id, n) for r in source.list() if not r.redacted for n in range(1, len(source.history(r.id)) + 1)
+    ]
+    assert target.order == expected
+
+
+def test_running_it_again_writes_nothing(tmp_path: Path) -> None:
+    source, target = InMemoryStore(), FileStore(tmp_path / "b")
+    fill(source)
+    migration.migrate(source, target)
+    before = files_of(tmp_path / "b")
+    again = migration.migrate(source, target)
+    assert files_of(tmp_path / "b") == before
+    assert again.versions_written == 0 and len(again.skipped) == 4 and again.written == []
+    assert again.verified and again.manifest() == migration.migrate(source, target).manifest()
+
+
+def test_a_record_whose_first_versions_the_target_holds_gets_the_rest(tmp_path: Path) -> None:
+    source, target = InMemoryStore(), InMemoryStore()
+    expected = fill(source)
+    (kept,) = [r for r in source.list() if r.body == "Deploys happen on Tuesdays."]
+    target.put(source.history(kept.id)[0])  # as a migration cut short would leave it
+    report = migration.migrate(source, target)
+    assert report.extended == [kept.id] and kept.id not in report.copied
+    assert histories(target) == expected
+
+
+@pytest.mark.parametrize(
+    ("tamper", "why"),
+    [
+        ("archive", "version 2 differs"),
+        ("ahead", "the target holds 2 versions, the source only 1"),
+        ("erase-target", "erased in the target but not in the source"),
+        ("erase-source", "erased in the source but not in the target"),
+    ],
+)
+def test_a_different_history_in_the_target_is_named_and_nothing_is_written(
+    tmp_path: Path, tamper: str, why: str
+) -> None:
+    source, target = InMemoryStore(), FileStore(tmp_path / "b")
+    first = record("Deploys happen on Tuesdays.")
+    source.put(first)
+    source.put(record("Unrelated, new to the target.", 1))
+    target.put(first)
+    if tamper == "archive":
+        source.put(supersede(first, record("x", 2, supersedes=first.id), "newer", now=T0))
+        target.put(archive(first, "retired by hand", now=T0))
+    elif tamper == "ahead":
+        target.put(archive(first, "retired by hand", now=T0))
+    elif tamper == "erase-target":
+        target.erase(first.id, "forgotten there")
+    else:
+        source.erase(first.id, "forgotten here")
+    before = files_of(tmp_path / "b")
+    with pytest.raises(StoreError) as info:
+        migration.migrate(source, target)
+    assert f"different history for 1 record(s), so nothing was written: {first.id}: {why}" in str(info.value)
+    assert files_of(tmp_path / "b") == before
+
+
+def test_a_history_that_cannot_be_written_stops_the_migration_naming_the_record(tmp_path: Path) -> None:
+    source_root = tmp_path / "a"
+    source, target = FileStore(source_root), SQLiteStore(tmp_path / "b.sqlite")
+    fill(source)
+    (kept,) = [r for r in source.list() if r.state.value == "archived" and not r.redacted]
+    # An erasure cut short: version 1 is already the tombstone, version 2 not yet.
+    tombstone = kept.tombstone("asked to forget", now=T0)
+    kept_dir = source_root / kept.id.removeprefix("mem:")
+    (kept_dir / "000001.md").write_bytes(FileStore(tmp_path / "scratch")._dump(tombstone))
+    with pytest.raises(StoreError) as info:
+        migration.migrate(source, target)
+    assert info.value.record_id == kept.id and "tombstone" in str(info.value)
+    assert not target.contains(kept.id)
+    target.close()
+
+
+def test_verification_catches_a_target_that_loses_a_version(tmp_path: Path) -> None:
+    class Lossy(InMemoryStore):
+        """Drops every second version of the records it is given: a broken store to catch."""
+
+        def put(self, record: MemoryRecord) -> int:
+            return 2 if self.contains(record.id) else super().put(record)
+
+    source = InMemoryStore()
+    expected = fill(source)
+    with pytest.raises(StoreError, match=r"verification failed for 2 record\(s\)") as info:
+        migration.migrate(source, Lossy())
+    assert all(record_id in str(info.value) for record_id, v in expected.items() if len(v) == 2)
+
+
+def test_a_source_that_changes_during_the_migration_is_reported(tmp_path: Path) -> None:
+    class Growing(InMemoryStore):
+        def list(self, **filters: object) -> list[MemoryRecord]:  # type: ignore[override]
+            listed = super().list(**filters)  # type: ignore[arg-type]
+            if len(listed) < 5:
+                self.put(record(f"Written meanwhile {len(listed)}.", 9))
+            return listed
+
+    source = Growing()
+    fill(source)
+    with pytest.raises(StoreError, match="the source changed during the migration: it held 4 records, now 5"):
+        migration.migrate(source, InMemoryStore())
+
+
+def test_batches_go_to_a_sqlite_target_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(migration, "_BATCH_VERSIONS", 2)
+    source = InMemoryStore()
+    expected = fill(source)
+    with SQLiteStore(tmp_path / "b.sqlite") as target:
+        report = migration.migrate(source, target)
+        assert histories(target) == expected
+    assert report.versions_written == 6 and sorted(report.written) == sorted(expected)
+
+
+def test_a_missing_record_in_the_target_reads_as_missing() -> None:
+    class Forgetful(InMemoryStore):
+        def history(self, record_id: str) -> list[MemoryRecord]:
+            raise RecordNotFound("gone", record_id=record_id)
+
+    source = InMemoryStore()
+    fill(source)
+    with pytest.raises(StoreError, match="missing in the target|: missing"):
+        migration.migrate(source, Forgetful())
+
+
+# ---------------------------------------------------------------------- by URL
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    made = Home.init(tmp_path / "home", git=False, now=T0)
+    fill(made.store())
+    return made
+
+
+def test_a_url_migration_logs_one_event_at_each_end_with_a_log(tmp_path: Path, home: Home) -> None:
+    report, logged = migration.migrate_urls(f"home:{home.root}", f"sqlite:{tmp_path}/b.sqlite", now=T0)
+    assert logged == [f"sqlite:{tmp_path}/b.sqlite", f"home:{home.root}"]
+    (event,) = [e for e in home.log().entries() if e.action == "migrate"]
+    with SQLiteLog(tmp_path / "b.sqlite") as table:
+        (copy,) = table.entries()
+    assert copy.details == event.details == report.log_details()
+    assert event.actor == "owner" and event.time == T0 and list(event.record_ids) == report.written
+    assert event.details["manifest"] == report.manifest() and event.details["completed"] is True
+
+
+def test_a_failed_migration_that_wrote_something_is_logged_as_not_completed(
+    tmp_path: Path, home: Home
+) -> None:
+    (kept,) = [r for r in home.store().list() if r.state.value == "archived" and not r.redacted]
+    kept_dir = home.root / "notes" / kept.id.removeprefix("mem:")
+    (kept_dir / "000001.md").write_bytes(home.store()._dump(kept.tombstone("x", now=T0)))
+    with pytest.raises(StoreError):
+        migration.migrate_urls(f"home:{home.root}", f"sqlite:{tmp_path}/b.sqlite", now=T0)
+    with SQLiteLog(tmp_path / "b.sqlite") as table:
+        (event,) = table.entries()
+    assert event.details["completed"] is False and event.details["versions"] >= 1
+    assert kept.id not in event.record_ids
+
+
+def test_the_same_store_at_both_ends_is_refused(home: Home) -> None:
+    with pytest.raises(StoreError, match="are the same store"):
+        migration.migrate_urls(f"home:{home.root}", f"notes:{home.root / 'notes'}")
+
+
+def test_a_missing_file_source_is_refused_and_not_created(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such file or folder"):
+        migration.migrate_urls(f"sqlite:{tmp_path}/nope.sqlite", f"json:{tmp_path}/out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_home_migrates_to_postgresql_and_on_to_sqlite(
+    tmp_path: Path, home: Home, postgres_schema: PgSchema
+) -> None:
+    from agent_memory.log.postgres import PostgresLog
+
+    url = f"{postgres_schema.dsn}?schema={postgres_schema.schema}"
+    first, _ = migration.migrate_urls(f"home:{home.root}", url)
+    second, logged = migration.migrate_urls(url, f"sqlite:{tmp_path}/b.sqlite")
+    assert first.manifest() == second.manifest() and logged == [f"sqlite:{tmp_path}/b.sqlite"]
+    with SQLiteStore(tmp_path / "b.sqlite") as target:
+        assert histories(target) == histories(home.store())
+    with PostgresLog(postgres_schema.dsn, schema=postgres_schema.schema) as table:
+        assert [e.action for e in table.entries()] == ["migrate"]
+    again, _ = migration.migrate_urls(f"home:{home.root}", url)
+    assert again.versions_written == 0 and len(again.skipped) == 4
