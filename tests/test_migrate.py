@@ -11,12 +11,13 @@ from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.home import Home
 from agent_memory.lifecycle import archive, supersede
 from agent_memory.log.sqlite import SQLiteLog
+from agent_memory.notes import dump_note
 from agent_memory.records import Kind, MemoryRecord, Provenance
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
 from agent_memory.stores.urls import AdapterStore
-from pg import PgSchema
+from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SOURCE = Provenance(kind="conversation", ref="s-1")
@@ -177,7 +178,7 @@ def test_a_history_that_cannot_be_written_stops_the_migration_naming_the_record(
     # An erasure cut short: version 1 is already the tombstone, version 2 not yet.
     tombstone = kept.tombstone("asked to forget", now=T0)
     kept_dir = source_root / kept.id.removeprefix("mem:")
-    (kept_dir / "000001.md").write_bytes(FileStore(tmp_path / "scratch")._dump(tombstone))
+    (kept_dir / "000001.md").write_bytes(dump_note(tombstone))
     with pytest.raises(StoreError) as info:
         migration.migrate(source, target)
     assert info.value.record_id == kept.id and "tombstone" in str(info.value)
@@ -201,14 +202,20 @@ def test_verification_catches_a_target_that_loses_a_version(tmp_path: Path) -> N
 
 def test_a_source_that_changes_during_the_migration_is_reported(tmp_path: Path) -> None:
     class Growing(InMemoryStore):
+        """Another writer adds a record right after the migration's first look."""
+
+        growing = False
+
         def list(self, **filters: object) -> list[MemoryRecord]:  # type: ignore[override]
             listed = super().list(**filters)  # type: ignore[arg-type]
-            if len(listed) < 5:
-                self.put(record(f"Written meanwhile {len(listed)}.", 9))
+            if self.growing:
+                self.growing = False
+                self.put(record("Written meanwhile.", 9))
             return listed
 
     source = Growing()
     fill(source)
+    source.growing = True
     with pytest.raises(StoreError, match="the source changed during the migration: it held 4 records, now 5"):
         migration.migrate(source, InMemoryStore())
 
@@ -230,7 +237,9 @@ def test_a_missing_record_in_the_target_reads_as_missing() -> None:
 
     source = InMemoryStore()
     fill(source)
-    with pytest.raises(StoreError, match="missing in the target|: missing"):
+    with pytest.raises(
+        StoreError, match=r"verification failed for 4 record\(s\): mem:\w+: missing in the target"
+    ):
         migration.migrate(source, Forgetful())
 
 
@@ -261,13 +270,14 @@ def test_a_failed_migration_that_wrote_something_is_logged_as_not_completed(
 ) -> None:
     (kept,) = [r for r in home.store().list() if r.state.value == "archived" and not r.redacted]
     kept_dir = home.root / "notes" / kept.id.removeprefix("mem:")
-    (kept_dir / "000001.md").write_bytes(home.store()._dump(kept.tombstone("x", now=T0)))
+    (kept_dir / "000001.md").write_bytes(dump_note(kept.tombstone("x", now=T0)))
+    other = Home.init(tmp_path / "other", git=False)
     with pytest.raises(StoreError):
-        migration.migrate_urls(f"home:{home.root}", f"sqlite:{tmp_path}/b.sqlite", now=T0)
-    with SQLiteLog(tmp_path / "b.sqlite") as table:
-        (event,) = table.entries()
-    assert event.details["completed"] is False and event.details["versions"] >= 1
-    assert kept.id not in event.record_ids
+        migration.migrate_urls(f"home:{home.root}", f"home:{other.root}", now=T0)
+    (event,) = [e for e in other.log().entries() if e.action == "migrate"]
+    assert event.details["completed"] is False and event.details["versions"] == 3
+    assert kept.id not in event.record_ids and len(event.record_ids) == 2
+    assert not other.store().contains(kept.id)
 
 
 def test_the_same_store_at_both_ends_is_refused(home: Home) -> None:
@@ -282,17 +292,19 @@ def test_a_missing_file_source_is_refused_and_not_created(tmp_path: Path) -> Non
 
 
 def test_a_home_migrates_to_postgresql_and_on_to_sqlite(
-    tmp_path: Path, home: Home, postgres_schema: PgSchema
+    tmp_path: Path, home: Home, request: pytest.FixtureRequest
 ) -> None:
     from agent_memory.log.postgres import PostgresLog
 
-    url = f"{postgres_schema.dsn}?schema={postgres_schema.schema}"
+    schema: PgSchema = request.getfixturevalue("postgres_schema")
+
+    url = f"{schema.dsn}?schema={schema.schema}"
     first, _ = migration.migrate_urls(f"home:{home.root}", url)
     second, logged = migration.migrate_urls(url, f"sqlite:{tmp_path}/b.sqlite")
     assert first.manifest() == second.manifest() and logged == [f"sqlite:{tmp_path}/b.sqlite"]
     with SQLiteStore(tmp_path / "b.sqlite") as target:
         assert histories(target) == histories(home.store())
-    with PostgresLog(postgres_schema.dsn, schema=postgres_schema.schema) as table:
+    with PostgresLog(schema.dsn, schema=schema.schema) as table:
         assert [e.action for e in table.entries()] == ["migrate"]
     again, _ = migration.migrate_urls(f"home:{home.root}", url)
     assert again.versions_written == 0 and len(again.skipped) == 4

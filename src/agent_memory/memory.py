@@ -14,12 +14,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import ProposalError, RecordError
+from agent_memory.governance.actors import Actors
+from agent_memory.governance.gate import Gate
+from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
 from agent_memory.log.base import OperationLog
@@ -81,8 +84,11 @@ class RememberResult:
         }
 
 
-class Memory:
+class Memory(WithdrawalMethods):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
+
+    Withdrawal and reinstatement (``withdraw``, ``reinstate``, ``controls``) come from
+    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`.
 
     Prefer :meth:`open` and :meth:`in_memory` to building one by hand.
 
@@ -97,6 +103,9 @@ class Memory:
         salience: Touch sidecar; in memory when omitted.
         pending: Where records that wait for review are kept.
         writer_lock: Context manager factory held around every write (the Home's lock file).
+        actors: Who holds which grants (``memory.toml`` ``[actors]``); by default the actor
+            ``owner`` holds all and every other actor none.
+        timezone: The Home's time zone (the local day of withdrawal ids); UTC by default.
     """
 
     def __init__(
@@ -112,6 +121,8 @@ class Memory:
         salience: Salience | None = None,
         pending: PendingRecords | None = None,
         writer_lock: Any = None,
+        actors: Actors | None = None,
+        timezone: tzinfo | None = None,
     ) -> None:
         self.store = store
         self.log = log
@@ -125,6 +136,9 @@ class Memory:
         self._writer_lock = writer_lock
         self._lock = threading.RLock()
         self._reviews = ReviewBook(log)
+        self.actors = actors or Actors()
+        self.zone = timezone or UTC
+        self.gate = Gate(log, store)
         self._seen_seq = -1
         self._by_body: dict[tuple[str, str, str, str], str] = {}
         self._by_subject: dict[tuple[str, str], str] = {}
@@ -151,6 +165,8 @@ class Memory:
 
         home = Home.open(path)
         options.setdefault("actor", home.settings.owner)
+        options.setdefault("actors", home.settings.actors)
+        options.setdefault("timezone", home.settings.zone)
         store = home.store()
         memory = cls(
             store,
@@ -369,13 +385,18 @@ class Memory:
         """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
 
         Review marks are attributable events, never record fields (DESIGN.md §9).
+        ``approve`` and ``reject`` need the actor's ``approve`` grant (DESIGN.md §9 "Actors").
 
         Raises:
             RecordNotFound: Unknown id.
             RecordError: Unknown verdict.
+            AuthorityError: ``approve``/``reject`` by an actor without the ``approve`` grant;
+                nothing is written.
         """
         stamp = self._clock(now)
         self._reviews.check_verdict(verdict)
+        if verdict in ("approve", "reject"):
+            self.actors.require(self.actor, "approve", record_id=record_id, action=f"{verdict} {record_id}")
         with self._writing():
             self.store.get(record_id)
             self.log.append(
@@ -457,7 +478,8 @@ class Memory:
             result = select(
                 request,
                 relevance,
-                lookup_versions(self.store.get, self.store.history, as_of),
+                # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
+                self.gate.guard(lookup_versions(self.store.get, self.store.history, as_of)),
                 now=stamp,
                 boost=self.salience.boost,
                 review_of=self._reviews.state_of,

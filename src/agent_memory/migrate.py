@@ -54,8 +54,9 @@ class _BatchStore(Protocol):
 def history_digest(history: Sequence[MemoryRecord]) -> str:
     """Return ``sha256:<64 hex>`` over the concatenated canonical bytes of ``history``, oldest first.
 
-    Equal digests mean byte-identical versions in the same order (canonical JSON has no
-    separator ambiguity: each version is one self-delimiting JSON object).
+    The per-record digest that migration compares on both sides (issue 3 §6). Equal digests
+    mean byte-identical versions in the same order: each version is one self-delimiting
+    canonical JSON object, so no two histories concatenate to the same bytes.
     """
     digest = hashlib.sha256()
     for version in history:
@@ -151,9 +152,9 @@ def migrate(
 
     Raises:
         StoreError: The target holds a different history for some ids (each named; nothing
-            written), a source record cannot be written (named; the records before it are
-            complete and a re-run skips them), the source changed meanwhile, or the final
-            check found a record whose digests differ (named).
+            written), a source record cannot be written (named; what was written before it
+            stays, and a re-run continues from there), the source changed meanwhile, or the
+            final check found a record whose digests differ (named).
         RecordError, LifecycleError: A stored version breaks the target's checks (the record
             is named); nothing of that record is written.
     """
@@ -206,9 +207,9 @@ def migrate_urls(
             f"{source_end.display()} and {target_end.display()} are the same store",
             hint="migrate into another folder, file or schema",
         )
-    for end in (source_end,):
-        if end.kind in ("notes", "json", "sqlite") and not os.path.exists(end.location):
-            raise StoreError(f"{end.display()}: no such file or folder", hint="check the --from URL")
+    if source_end.kind in ("notes", "json", "sqlite") and not os.path.exists(source_end.location):
+        # Opening would create an empty store and "migrate" nothing from a mistyped path.
+        raise StoreError(f"{source_end.display()}: no such file or folder", hint="check the --from URL")
     homes = {end.location: Home.open(end.location) for end in (source_end, target_end) if end.kind == "home"}
     if actor is None:
         actor = next(iter(homes.values())).settings.owner if homes else "cli"
@@ -219,8 +220,8 @@ def migrate_urls(
     with ExitStack() as stack:
         for home in sorted(homes.values(), key=lambda h: str(h.root.resolve())):
             stack.enter_context(home.writer_lock())
-        source = stack.enter_context(_closing(source_end.open()))
-        target = stack.enter_context(_closing(target_end.open()))
+        source = stack.enter_context(source_end.opened())
+        target = stack.enter_context(target_end.opened())
         ends = [target_end, *([source_end] if source_end.kind == "home" else [])]
         try:
             migrate(source, target, report=report)
@@ -375,21 +376,6 @@ def _naming(record_id: str) -> Iterator[None]:
     except AgentMemoryError as exc:
         exc.located(record_id=record_id)
         raise
-
-
-class _closing:
-    """Close a store on exit when it holds a connection (SQLite, PostgreSQL)."""
-
-    def __init__(self, store: AdapterStore) -> None:
-        self.store = store
-
-    def __enter__(self) -> AdapterStore:
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        close = getattr(self.store, "close", None)
-        if callable(close):
-            close()
 
 
 def _log(

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent_memory.errors import ConfigError
+from agent_memory.governance.actors import Actors
 from agent_memory.search.recipes import SearchSettings
 
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
@@ -42,7 +43,8 @@ class Settings:
         home_id: A random hex id naming this Home (it names the default key file).
         timezone: IANA zone deciding the user's local day (inbox ids, archive file names).
         key_file: Path of the Home's Ed25519 key pair (outside the Home's git tree).
-        owner: The actor name CLI calls act as (``owner`` by default).
+        actors: The ``[actors]`` table: the owner (whom CLI calls act as; every grant) and the
+            grants of other actors (:mod:`agent_memory.governance.actors`).
         trusted_signers: ``amp:key:`` addresses whose signed records import untainted; the
             Home's own key is always trusted.
         format: The Home format tag, ``agent-memory-home/1``.
@@ -53,10 +55,15 @@ class Settings:
     home_id: str
     timezone: str = "UTC"
     key_file: Path
-    owner: str = "owner"
+    actors: Actors = field(default_factory=Actors)
     trusted_signers: tuple[str, ...] = field(default_factory=tuple)
     format: str = HOME_FORMAT
     search: SearchSettings = field(default_factory=SearchSettings)
+
+    @property
+    def owner(self) -> str:
+        """The actor CLI calls act as (``[actors] owner``, ``owner`` by default)."""
+        return self.actors.owner
 
     @property
     def zone(self) -> ZoneInfo:
@@ -105,7 +112,6 @@ class Settings:
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"unknown time zone {timezone!r}", path=name, field="timezone") from None
         identity = _table(data, "identity", {"key_file"}, name)
-        actors = _table(data, "actors", {"owner"}, name)
         trust = _table(data, "trust", {"trusted_signers"}, name)
         key_file = _get(identity, "key_file", str, name, prefix="identity.", default="")
         signers = _get(trust, "trusted_signers", list, name, prefix="trust.", default=[])
@@ -117,7 +123,7 @@ class Settings:
             home_id=home_id,
             timezone=timezone,
             key_file=Path(os.path.expanduser(key_file)) if key_file else default_key_file(home_id),
-            owner=_get(actors, "owner", str, name, prefix="actors.", default="owner"),
+            actors=Actors.from_toml(data.get("actors", {}), name),
             trusted_signers=tuple(signers),
             format=fmt,
             search=SearchSettings.from_toml(data.get("search", {}), name),
@@ -135,10 +141,7 @@ class Settings:
             "\n[identity]\n"
             "# The Home's Ed25519 key pair; kept outside the Home so it is never committed.\n"
             f'key_file = "{_toml_escape(str(self.key_file))}"\n'
-            "\n[actors]\n"
-            "# The person the command line acts as (review, erasure and promotion decisions).\n"
-            f'owner = "{_toml_escape(self.owner)}"\n'
-            "\n[trust]\n"
+            "\n" + self.actors.to_toml() + "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
             "\n" + self.search.to_toml()

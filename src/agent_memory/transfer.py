@@ -8,6 +8,11 @@ trusted key, or unsigned inside a file signed by a trusted key; every other reco
 ``taint: ["external"]`` (which makes it a new, unsigned version: the original signed bytes
 stay in the source file, and the import log entry keeps their sha256). A record's review
 state is never taken from the file. Nothing is written unless every record passed.
+
+Withdrawal (seed 000 §12.2, DESIGN.md §9; :mod:`agent_memory.governance.portability`): given
+the Home's log, a plain export omits withdrawn records, and ``include_withdrawn`` carries them
+with every control record; an import appends the file's controls to the target's log before
+it writes any record, and a target without a log refuses a file that carries controls.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, RecordError
+from agent_memory.log.base import OperationLog
 from agent_memory.memory_file import MemoryFile
 from agent_memory.records import MemoryRecord
 from agent_memory.stores.base import RecordStore, check_next_version
@@ -43,6 +49,11 @@ class ImportReport:
         tainted: Ids among ``added`` that arrived with the ``external`` taint.
         digests: sha256 hex of each added record's canonical bytes as it was in the file.
         verified: Whether signatures were checked (False only with ``verify=False``).
+        controls_added: Withdrawal controls appended to the log (their stored ids).
+        controls_skipped: The file's controls already in the log.
+        controls_renamed: ``{file id: stored id}`` for controls whose id was taken here.
+        controls_refused: ``{file id: why}`` for reinstatements kept out (scope stays excluded).
+        withdrawn: Ids among ``added`` that a withdrawal in force keeps out of sight.
     """
 
     added: list[str] = field(default_factory=list)
@@ -50,16 +61,52 @@ class ImportReport:
     tainted: list[str] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)
     verified: bool = True
+    controls_added: list[str] = field(default_factory=list)
+    controls_skipped: list[str] = field(default_factory=list)
+    controls_renamed: dict[str, str] = field(default_factory=dict)
+    controls_refused: dict[str, str] = field(default_factory=dict)
+    withdrawn: list[str] = field(default_factory=list)
 
 
 def export_memory_file(
-    store: RecordStore, *, keys: KeyPair | None = None, now: datetime | None = None
+    store: RecordStore,
+    *,
+    keys: KeyPair | None = None,
+    now: datetime | None = None,
+    log: OperationLog | None = None,
+    include_withdrawn: bool = False,
 ) -> MemoryFile:
     """Build a MemoryFile of the latest version of every record, ordered by ``(created_at, id)``.
 
     Signed by ``keys`` (the file's ``agent`` is then its address) when given.
+
+    Args:
+        store: The records.
+        keys: The Home's key pair, to sign the file.
+        now: The file's ``created_at``.
+        log: The store's operation log, whose withdrawal controls decide what is exposed
+            (seed 000 §12.2). A store without a log has no controls.
+        include_withdrawn: Also export withdrawn records, with every control record of
+            ``log`` under the file's ``withdrawal_controls`` key (for readers of ours only).
+
+    Raises:
+        LogError: A control in ``log`` cannot be read (the gate fails closed).
     """
-    memory_file = MemoryFile(created_at=now or utc_now(), records=tuple(store.list()))
+    records = store.list()
+    extra: dict[str, object] = {}
+    if log is not None:
+        from agent_memory.governance.gate import Gate
+        from agent_memory.governance.portability import EXTRA_KEY
+
+        gate = Gate(log, store)
+        if include_withdrawn:
+            controls = gate.controls()
+            if controls:
+                extra[EXTRA_KEY] = [control.to_wire() for control in controls]
+        else:
+            view = gate.view()
+            records = [record for record in records if view.is_exposed(record)]
+    memory_file = MemoryFile(created_at=now or utc_now(), records=tuple(records), extra=extra)
     return memory_file.sign(keys) if keys is not None else memory_file
 
 
@@ -70,8 +117,10 @@ def import_memory_file(
     verify: bool = True,
     trusted_signers: Collection[str] = (),
     path: str | None = None,
+    log: OperationLog | None = None,
+    actor: str = "owner",
 ) -> ImportReport:
-    """Add the file's records that the store does not hold yet.
+    """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
     Args:
         store: Where to write.
@@ -80,13 +129,43 @@ def import_memory_file(
             ``False`` is the explicit opt-out, and then every record is tainted.
         trusted_signers: ``amp:key:`` addresses whose signatures make a record trusted.
         path: The file's path, named in errors.
+        log: The target's operation log: the file's controls are appended to it before any
+            record is written (:mod:`agent_memory.governance.portability`).
+        actor: Who imports (the actor of the control events).
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
-        RecordError: A record cannot become a first version (e.g. a tombstone); nothing written.
+        RecordError: A record cannot become a first version (e.g. a tombstone), a control is
+            malformed or reinstates what it may not, or the file carries controls and ``log``
+            is ``None`` (the target cannot keep them); nothing written.
+        LogError: The log's controls cannot be read, or a control cannot be appended.
     """
+    from agent_memory.governance.gate import Gate
+    from agent_memory.governance.portability import (
+        EXTRA_KEY,
+        ControlImport,
+        append_control,
+        plan_control_import,
+        read_file_controls,
+    )
+
     if verify:
         memory_file.verify(path=path)
+    carried = read_file_controls(memory_file, path=path)
+    if carried and log is None:
+        raise RecordError(
+            f"the file carries {len(carried)} withdrawal controls and this target keeps no "
+            "operation log to hold them: refused, so that withdrawn records are not exposed",
+            path=path,
+            field=EXTRA_KEY,
+            hint="import it into a Home, whose log keeps the controls",
+        )
+    gate = Gate(log, store) if log is not None else None
+    plan = ControlImport()
+    if gate is not None and carried:
+        plan = plan_control_import(
+            gate.entries(), carried, file_agent=memory_file.agent, verified=verify, path=path
+        )
     trusted = set(trusted_signers)
     file_trusted = verify and memory_file.agent in trusted
     report = ImportReport(verified=verify)
@@ -111,9 +190,19 @@ def import_memory_file(
             ) from None
         report.digests[record.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
         pending.append(incoming)
+    for control, origin in plan.to_append:
+        assert log is not None  # noqa: S101 - a plan with controls needs a log (checked above)
+        append_control(log, control, actor=actor, origin=origin)
+    report.controls_added.extend(plan.added)
+    report.controls_skipped.extend(plan.skipped)
+    report.controls_renamed.update(plan.renamed)
+    report.controls_refused.update(plan.refused)
     for record in pending:
         store.put(record)
         report.added.append(record.id)
+    if gate is not None:
+        view = gate.view()
+        report.withdrawn.extend(record.id for record in pending if not view.is_exposed(record))
     return report
 
 

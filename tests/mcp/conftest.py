@@ -11,6 +11,7 @@ import pytest
 from mcp_harness import COMMAND, Connect, Connected, connect, free_port, stdio_params, wait_until_listening
 
 from agent_memory.home import Home
+from agent_memory.search.recipes import SearchSettings, splice_search
 
 
 @pytest.fixture(autouse=True)
@@ -20,11 +21,19 @@ def _config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A fresh Home (no git) for this test."""
+def default_home(tmp_path: Path) -> Path:
+    """A fresh Home (no git) with the default search recipes, as ``agent-memory init`` makes it."""
     if COMMAND is None:
         pytest.fail("the agent-memory command is not installed in this environment")
     return Home.init(tmp_path / "home", git=False).root
+
+
+@pytest.fixture
+def home(default_home: Path) -> Path:
+    """A fresh Home whose recall reads BM25 alone: these tests match words, and start faster."""
+    toml = default_home / "memory.toml"
+    toml.write_text(splice_search(toml.read_text("utf-8"), SearchSettings(("bm25",))), "utf-8")
+    return default_home
 
 
 @pytest.fixture

@@ -19,12 +19,15 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp.types import CallToolResult, Implementation, TextResourceContents, Tool
-
 from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, Implementation, TextResourceContents, Tool
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 CLIENT_NAME = "pytest-agent"
+TOOLS = {
+    *("remember", "recall", "status", "supersede", "resolve", "review", "feedback"),
+    *("nas_remember", "nas_recall"),
+}
 START_SECONDS = 30.0
 
 

@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from mcp.types import Tool
-from mcp_harness import Connect, connect, stdio_params
+from mcp_harness import TOOLS, Connect, connect, stdio_params
 
 from agent_memory.home import Home
 
-TOOLS = {"remember", "recall", "status", "supersede", "resolve", "review", "nas_remember", "nas_recall"}
 READERS = {"recall", "status", "nas_recall"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 
@@ -124,6 +123,9 @@ def test_every_structured_result_matches_its_output_schema_and_its_times_carry_a
             "recall": client.ok("recall", query="release notes queue", include_history=True),
             "nas_recall": client.ok("nas_recall", query="queue", include_history=True),
             "status": client.ok("status"),
+            "feedback": client.ok(
+                "feedback", record_ids=[live["record_id"]], verdict="helpful", evidence_refs=["ticket-9"]
+            ),
         }
     assert results["recall"]["records"], "the recall must return records for the check to mean anything"
     seen_times = 0

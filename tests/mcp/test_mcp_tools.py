@@ -23,8 +23,9 @@ def _files(home: Path) -> dict[str, bytes]:
 
 
 def test_remember_then_recall_returns_the_record_with_its_reasons_and_session_source(
-    home: Path, stdio: Connect
+    default_home: Path, stdio: Connect
 ) -> None:
+    home = default_home  # the default recipes: the embedder must not write to the stdio wire
     with stdio(home) as client:
         written = client.ok("remember", text="The deploy script lives in ops/deploy.sh", tags=["ops"])
         recalled = client.ok("recall", query="deploy script", budget_tokens=500)
@@ -215,3 +216,24 @@ def test_arguments_outside_the_schema_are_refused_before_the_porcelain_runs(
         ]
     assert all(r.is_error for r in results)
     assert _files(home) == before
+
+
+def test_feedback_is_logged_for_the_session_and_changes_no_record(home: Path, stdio: Connect) -> None:
+    with stdio(home, "--taint", "external", "--agent", "coder") as client:
+        record = client.ok("remember", text="Run the linter before pushing")["record_id"]
+        notes_before = {p: p.read_bytes() for p in (home / "notes").rglob("*.md")}
+        given = client.ok(
+            "feedback",
+            record_ids=[record],
+            verdict="misleading",
+            attribution_confidence="high",
+            task_id="t-7",
+        )
+        unknown = client.call("feedback", record_ids=["mem:" + "d" * 32], verdict="helpful")
+    assert given["event_id"].startswith("memfb-") and given["memory_item_ids"] == [record]
+    assert (given["verdict"], given["basis"], given["actor"]) == ("misleading", "self-rated", "agent:coder")
+    assert unknown.is_error and "mem:" + "d" * 32 in unknown.content[0].text
+    assert {p: p.read_bytes() for p in (home / "notes").rglob("*.md")} == notes_before
+    with Memory.open(home) as memory:
+        [event] = memory.list_feedback(record)
+    assert event.event_id == given["event_id"] and event.task_id == "t-7"

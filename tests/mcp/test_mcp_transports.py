@@ -10,12 +10,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from mcp import MCPError
 from mcp.types import INVALID_PARAMS
-from mcp_harness import COMMAND, Connect
+from mcp_harness import COMMAND, TOOLS, Connect
 
 from agent_memory.errors import RecordError
 from agent_memory.mcp import RESOURCES, Session, one_line
-from mcp import MCPError
 
 
 def test_the_http_transport_serves_the_same_tools_and_writes_to_the_home(home: Path, http: Connect) -> None:
@@ -24,16 +24,7 @@ def test_the_http_transport_serves_the_same_tools_and_writes_to_the_home(home: P
         written = client.ok("remember", text="The HTTP transport works over loopback")
         recalled = client.ok("recall", query="HTTP transport loopback")
         status = client.ok("status")
-    assert names == {
-        "remember",
-        "recall",
-        "status",
-        "supersede",
-        "resolve",
-        "review",
-        "nas_remember",
-        "nas_recall",
-    }
+    assert names == TOOLS
     assert [r["id"] for r in recalled["records"]] == [written["record_id"]]
     assert status["actor"] == "agent:remote" and status["records"] == 1
     assert list((home / "notes").rglob("000001.md")), "the record is a note file in the Home"

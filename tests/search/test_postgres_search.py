@@ -20,6 +20,7 @@ from test_index_contract import NASTY
 
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.search import postgres
 from agent_memory.search.base import Hit, Vectors, document_text
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder, normalise_rows
 from agent_memory.search.postgres import PgTextIndex, PgVectorIndex
@@ -60,14 +61,14 @@ def postgres_schema(postgres_cluster: PostgresCluster) -> Iterator[PgSchema]:
     drop_schema(postgres_cluster, schema)
 
 
-def server_stems(cluster: PostgresCluster, words: set[str]) -> set[str]:
-    """Return the english_stem lexemes of ``words`` (a stopword stays itself), asked of the server."""
+def server_stems(cluster: PostgresCluster, words: set[str]) -> dict[str, str]:
+    """Return the english_stem lexeme of each word (a stopword stays itself), asked of the server."""
     with psycopg.connect(cluster.dsn) as conn:
         rows = conn.execute(
-            "SELECT coalesce((ts_lexize('english_stem', w))[1], w) FROM unnest(%s::text[]) AS w",
+            "SELECT w, coalesce((ts_lexize('english_stem', w))[1], w) FROM unnest(%s::text[]) AS w",
             (list(words),),
         ).fetchall()
-    return {row[0] for row in rows}
+    return dict(rows)
 
 
 @pytest.fixture
@@ -164,15 +165,14 @@ def test_every_nasty_query_finds_only_notes_that_share_one_of_its_words(
 ) -> None:
     notes = {text: record(f"entry {n}: {text}") for n, (_, text) in enumerate(NASTY) if text is not None}
     text_index.index(notes.values())
-    words_of = {
-        note.id: server_stems(postgres_cluster, set(document_words(document_text(note))))
-        for note in notes.values()
-    }
+    words_of = {note.id: set(document_words(document_text(note))) for note in notes.values()}
+    queries = {query: set(query_words(query)) for query, _ in NASTY}
+    stem = server_stems(postgres_cluster, set().union(*words_of.values(), *queries.values()))
     for query, text in NASTY:
         hits = text_index.query(query, k=len(notes))
-        wanted = server_stems(postgres_cluster, set(query_words(query)))
+        wanted = {stem[word] for word in queries[query]}
         for hit in hits:
-            assert words_of[hit.record_id] & wanted, (query, hit)
+            assert {stem[word] for word in words_of[hit.record_id]} & wanted, (query, hit)
         if text is not None:
             assert notes[text].id in ids(hits), repr(query)
 
@@ -205,6 +205,18 @@ def test_a_long_pasted_query_runs_and_finds_its_note(text_index: PgTextIndex) ->
     note = record(page)
     text_index.index([note, record("unrelated")])
     assert ids(text_index.query(page)) == [note.id]
+
+
+def test_a_full_stem_cache_is_emptied_without_losing_a_word(
+    text_index: PgTextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres, "_STEM_CACHE", 6)
+    notes = [record("alpha beta gamma delta"), record("epsilon zeta eta theta alpha"), record("iota alpha")]
+    for note in notes:
+        text_index.index([note])
+    assert set(ids(text_index.query("alpha", k=5))) == {n.id for n in notes}
+    assert ids(text_index.query("zeta eta theta")) == [notes[1].id]
+    assert set(ids(text_index.query("delta iota"))) == {notes[0].id, notes[2].id}
 
 
 def test_another_index_object_sees_the_same_rows(text_index: PgTextIndex, postgres_schema: PgSchema) -> None:
@@ -385,6 +397,20 @@ def test_opening_with_another_embedder_empties_the_tables(
         assert len(other.query("dimensions")) == 1
 
 
+def test_more_dimensions_than_hnsw_takes_are_searched_exactly(
+    postgres_schema: PgSchema, postgres_cluster: PostgresCluster
+) -> None:
+    require_pgvector(postgres_cluster)
+    with PgVectorIndex(
+        postgres_schema.dsn, HashEmbedder(dimensions=2048), schema=postgres_schema.schema
+    ) as index:
+        notes = [record("wide vectors here"), record("narrow ones there")]
+        index.index(notes)
+        assert index.recipe.params["search"] == "exact"
+        assert "hnsw" not in index.explain("wide vectors")
+        assert ids(index.query("wide vectors")) == [notes[0].id]
+
+
 def _exact_top(notes: list[MemoryRecord], query: str, k: int) -> list[str]:
     embedder = HashEmbedder()
     matrix = embedder.embed([document_text(n) for n in notes]).astype(np.float64)
@@ -399,7 +425,10 @@ def test_a_query_for_more_hits_than_the_default_search_list_uses_hnsw_and_return
     rng = random.Random(7)  # noqa: S311 - test data, not secrets
     vocabulary = [f"topic{n}" for n in range(60)]
     notes = [record(" ".join(rng.sample(vocabulary, rng.randint(3, 8))) + f" n{n}") for n in range(1500)]
-    vector_index.index(notes)
+    # Loaded in two calls, the HNSW index grows row by row and the table has no statistics yet,
+    # so the planner costs it as a large table (as it would a real one) and picks the index.
+    vector_index.index(notes[:750])
+    vector_index.index(notes[750:])
     query = " ".join(vocabulary[:6])
     for k in (200, 1100):
         plan = vector_index.explain(query, k=k)
@@ -409,6 +438,23 @@ def test_a_query_for_more_hits_than_the_default_search_list_uses_hnsw_and_return
         assert len(hits) == len(exact)
         assert hits == sorted(hits, key=lambda h: (-h.score, h.record_id))
         assert len(set(ids(hits)) & set(exact)) >= 0.9 * len(exact)
+
+
+def test_a_bulk_load_builds_the_hnsw_index_at_the_end_and_finds_what_an_exact_scan_finds(
+    vector_index: PgVectorIndex, postgres_cluster: PostgresCluster
+) -> None:
+    rng = random.Random(11)  # noqa: S311 - test data, not secrets
+    vocabulary = [f"topic{n}" for n in range(60)]
+    notes = [record(" ".join(rng.sample(vocabulary, rng.randint(3, 8))) + f" n{n}") for n in range(2100)]
+    vector_index.index(notes)
+    with psycopg.connect(postgres_cluster.dsn) as admin:
+        found = admin.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = 'vectors_entries_hnsw'",
+            (vector_index.schema,),
+        ).fetchone()
+    assert found is not None and "hnsw" in found[0]
+    query = " ".join(vocabulary[10:16])
+    assert len(set(ids(vector_index.query(query, k=50))) & set(_exact_top(notes, query, 50))) >= 45
 
 
 # ---------------------------------------------------------------------- errors

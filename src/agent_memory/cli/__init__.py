@@ -15,7 +15,9 @@ import sys
 import click
 
 from agent_memory.cli.feedback import feedback
+from agent_memory.cli.governance import approve, controls, reinstate, reject, review, withdraw
 from agent_memory.cli.home import init
+from agent_memory.cli.jobs import archive_inbox, capture, inbox, render, schedule
 from agent_memory.cli.log import log
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.migrate import migrate
@@ -58,6 +60,17 @@ for command in (
     feedback,
     reindex,
     golden,
+    withdraw,
+    reinstate,
+    controls,
+    review,
+    approve,
+    reject,
+    capture,
+    inbox,
+    archive_inbox,
+    schedule,
+    render,
 ):
     cli.add_command(command)
 

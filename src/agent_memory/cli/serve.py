@@ -32,9 +32,10 @@ def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str,
     """Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).
 
     Tools: remember, recall, status, supersede, resolve, review (stale marks only: an
-    agent has no approval authority), and the aliases nas_remember and nas_recall.
-    Resources: MEMORY.md, conventions.md and index.md of the Home. Needs the mcp extra:
-    pip install 'agent-memory[mcp]'.
+    agent has no approval authority), feedback, and the aliases nas_remember and
+    nas_recall. With --taint, writes are quarantined and supersede, resolve and
+    review are refused. Resources: MEMORY.md, conventions.md and index.md of the
+    Home. Needs the mcp extra: pip install 'agent-memory[mcp]'.
     """
     from agent_memory.errors import AgentMemoryError
 

@@ -9,26 +9,44 @@ from agent_memory.cli.common import echo_json, home_option, json_option, open_ho
 
 @click.command(name="export")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=str))
+@click.option(
+    "--include-withdrawn",
+    is_flag=True,
+    help="Also export withdrawn records, with their withdrawal controls (read by agent-memory only).",
+)
 @home_option
 @json_option
-def export_(path: str, home: str | None, as_json: bool) -> None:
-    """Write every record's latest version to the MemoryFile PATH, signed by the Home's key."""
+def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool) -> None:
+    """Write every record's latest version to the MemoryFile PATH, signed by the Home's key.
+
+    Withdrawn records are left out, unless --include-withdrawn carries them together with
+    every withdrawal control, so that an agent-memory import keeps them withdrawn.
+    """
     from agent_memory.errors import StoreError
     from agent_memory.transfer import export_memory_file, write_bytes_atomic
 
     opened = open_home(home)
-    memory_file = export_memory_file(opened.store(), keys=opened.identity())
+    store, log = opened.store(), opened.log()
+    memory_file = export_memory_file(
+        store, keys=opened.identity(), log=log, include_withdrawn=include_withdrawn
+    )
+    omitted = 0 if include_withdrawn else len(store.list()) - len(memory_file.records)
     try:
         write_bytes_atomic(path, memory_file.dumps())
     except OSError as exc:
         raise StoreError(f"cannot write the MemoryFile: {exc.strerror or exc}", path=path) from None
-    opened.log().append(
-        "export", actor=opened.settings.owner, details={"path": path, "records": len(memory_file.records)}
-    )
+    details: dict[str, object] = {"path": path, "records": len(memory_file.records)}
+    if omitted:
+        details["withdrawn_omitted"] = omitted
+    if include_withdrawn:
+        details["include_withdrawn"] = True
+    log.append("export", actor=opened.settings.owner, details=details)
     if as_json:
-        echo_json({"path": path, "records": len(memory_file.records), "agent": memory_file.agent})
+        echo_json({**details, "agent": memory_file.agent})
     else:
         click.echo(f"exported {len(memory_file.records)} records to {path} (signed by {memory_file.agent})")
+        if omitted:
+            click.echo(f"{omitted} withdrawn records left out (--include-withdrawn carries them)", err=True)
 
 
 @click.command(name="import")
@@ -70,7 +88,13 @@ def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None,
             with open(path, "rb") as handle:
                 memory_file = MemoryFile.loads(handle.read(), path=path)
             report = import_memory_file(
-                store, memory_file, verify=not no_verify, trusted_signers=trusted, path=path
+                store,
+                memory_file,
+                verify=not no_verify,
+                trusted_signers=trusted,
+                path=path,
+                log=log,
+                actor=opened.settings.owner,
             )
         except (AgentMemoryError, OSError) as exc:
             failed = True
@@ -92,16 +116,33 @@ def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None,
                 "skipped": report.skipped,
                 "tainted": report.tainted,
                 "digests": report.digests,
+                "controls": report.controls_added,
+                "controls_refused": report.controls_refused,
             },
         )
         results.append(
-            {"path": path, "added": report.added, "skipped": report.skipped, "tainted": report.tainted}
+            {
+                "path": path,
+                "added": report.added,
+                "skipped": report.skipped,
+                "tainted": report.tainted,
+                "withdrawn": report.withdrawn,
+                "controls_added": report.controls_added,
+                "controls_refused": report.controls_refused,
+            }
         )
         if not as_json:
             click.echo(
                 f"{path}: added {len(report.added)}, skipped {len(report.skipped)} already present, "
                 f"{len(report.tainted)} tainted external"
             )
+            if report.controls_added or report.withdrawn:
+                click.echo(
+                    f"{path}: {len(report.controls_added)} withdrawal controls applied, "
+                    f"{len(report.withdrawn)} added records withdrawn"
+                )
+            for control_id, why in report.controls_refused.items():
+                click.echo(f"{path}: reinstatement {control_id} not applied: {why}", err=True)
     if as_json:
         echo_json(results)
     if failed:

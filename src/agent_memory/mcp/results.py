@@ -19,8 +19,10 @@ from agent_memory.memory import RememberResult
 from agent_memory.recall import RecallResult
 
 __all__ = [
+    "FeedbackOut",
     "RecallOut",
     "RecalledOut",
+    "RecordId",
     "RememberOut",
     "ResolveOut",
     "ReviewOut",
@@ -144,3 +146,25 @@ class ReviewOut(BaseModel):
     verdict: Literal["stale"]
     actor: str
     reviewed_at: Timestamp
+
+
+class FeedbackOut(BaseModel):
+    """A feedback event that was logged (seed 000 §23.2); no record changed."""
+
+    event_id: str = Field(pattern=r"^memfb-\d{4}-\d{2}-\d{2}-\d{3,}$", description="memfb-YYYY-MM-DD-NNN.")
+    memory_item_ids: list[RecordId]
+    verdict: Literal["helpful", "misleading", "neutral", "unknown"]
+    attribution_confidence: Literal["low", "medium", "high"]
+    use_role: str
+    basis: Literal["observed", "self-rated"] = Field(
+        description="observed when evidence is cited, else self-rated."
+    )
+    task_id: str | None
+    evidence_refs: list[str]
+    observed_at: Timestamp
+    actor: str
+
+    @classmethod
+    def of(cls, event: dict[str, Any]) -> FeedbackOut:
+        """Build the tool result from :meth:`FeedbackEvent.to_json`."""
+        return cls.model_validate(event)

@@ -103,8 +103,9 @@ def _resource_reader(root: Path, name: str) -> Callable[[], str]:
 def build_server(memory: Memory, session: Session) -> MCPServer:
     """Return an MCP server whose tools call ``memory`` as ``session`` (not yet running).
 
-    Tools: ``remember``, ``recall``, ``status``, ``supersede``, ``resolve``, ``review`` and the
-    aliases ``nas_remember``/``nas_recall``, each with annotations and an output schema.
+    Tools: ``remember``, ``recall``, ``status``, ``supersede``, ``resolve``, ``review``,
+    ``feedback`` and the aliases ``nas_remember``/``nas_recall``, each with annotations and an
+    output schema.
     Resources: ``memory://home/<name>`` for each of :data:`RESOURCES`, read at request time.
     """
     from importlib.metadata import version

@@ -4,16 +4,16 @@ The tool functions are the methods of :class:`Tools`; each docstring is the desc
 model reads (what the tool does and when to use it) and each parameter carries its unit and
 limit in its schema (issue 8 item 3; STYLE.md "Words"). Names and shapes: origin-notes §1.18
 (``remember``, ``recall``, ``status``), seed 003 (``nas_remember``/``nas_recall``), ours
-(``supersede``, ``resolve``, ``review``).
+(``supersede``, ``resolve``, ``review``, ``feedback``).
 
 Invariants:
 
 - every write goes through :class:`~agent_memory.memory.Memory` as the session's actor with
   the session's taint, and names a source (the caller's, else ``mcp:<agent>@<local day>``);
 - an MCP session has no approval authority (DESIGN.md §9 "Actors"): ``review`` refuses
-  ``approve``/``reject``; a tainted session may only ``remember`` (quarantined) and read:
-  ``supersede``, ``resolve`` and ``review`` would let unreviewed input replace a trusted
-  record or change its weight without a person;
+  ``approve``/``reject``; a tainted session remembers (quarantined), reads and gives feedback,
+  but ``supersede``, ``resolve`` and ``review`` are refused: they would let unreviewed input
+  replace a trusted record or change its weight without a person;
 - a porcelain error reaches the model as a tool error whose text is the one-line message.
 """
 
@@ -31,7 +31,32 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.mcp.results import RecallOut, RememberOut, ResolveOut, ReviewOut, StatusOut, Timestamp
+from agent_memory.mcp.arguments import (
+    MAX_BUDGET,
+    MAX_EVIDENCE,
+    MAX_JUDGED,
+    MAX_K,
+    MAX_TAGS,
+    QUERY_CHARS,
+    REASON_CHARS,
+    SOURCE_CHARS,
+    SUBJECT_CHARS,
+    TAG_CHARS,
+    TEXT_CHARS,
+    Moment,
+    Reason,
+    Source,
+    Text,
+)
+from agent_memory.mcp.results import (
+    FeedbackOut,
+    RecallOut,
+    RecordId,
+    RememberOut,
+    ResolveOut,
+    ReviewOut,
+    StatusOut,
+)
 from agent_memory.memory import Memory
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
@@ -40,42 +65,22 @@ if TYPE_CHECKING:
 
 __all__ = ["Tools", "one_line"]
 
-# Interface limits: generous for an agent, small enough that one call cannot flood the Home.
-TEXT_CHARS = 16_000
-QUERY_CHARS = 2_000
-SOURCE_CHARS = 500
-REASON_CHARS = 1_000
-SUBJECT_CHARS = 200
-TAG_CHARS = 64
-MAX_TAGS = 32
-MAX_BUDGET = 32_000
-MAX_K = 100
 
-RecordId = Annotated[str, Field(pattern=r"^mem:[0-9a-f]{32}$", description="A record id: mem: + 32 hex.")]
-Text = Annotated[str, Field(min_length=1, max_length=TEXT_CHARS)]
-Reason = Annotated[str, Field(min_length=1, max_length=REASON_CHARS, description="Why, in a sentence.")]
-Source = Annotated[
-    str | None,
-    Field(
-        max_length=SOURCE_CHARS,
-        description="Where it came from: a file and line, URL, ticket or conversation id "
-        f"(≤ {SOURCE_CHARS} characters). Defaults to this MCP session.",
-    ),
-]
-Moment = Annotated[Timestamp | None, Field(description="RFC 3339 time with an offset, or null.")]
+def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
 
-_WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-_REPLACE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-_MARK = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-_READ = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+
+# remember is idempotent by exact dedup; supersede/resolve retire a record from current answers.
+_WRITE = _hints(read_only=False, destructive=False, idempotent=True)
+_REPLACE = _hints(read_only=False, destructive=True, idempotent=False)
+_MARK = _hints(read_only=False, destructive=False, idempotent=True)
+_LOG = _hints(read_only=False, destructive=False, idempotent=False)
+_READ = _hints(read_only=True, destructive=False, idempotent=True)
 
 
 def one_line(error: AgentMemoryError) -> str:
@@ -110,6 +115,12 @@ def _time(value: str | None, field: str) -> datetime | None:
 
 class Tools:
     """The tool functions over one Memory and session; each docstring is the copy the model reads.
+
+    Every tool raises ``ToolError`` (the SDK's anticipated tool failure, which reaches the model
+    as an ``is_error`` result) carrying :func:`one_line` of the porcelain's
+    ``AgentMemoryError`` — unknown record, illegal move, naive time, a write with bad fields —
+    or of this layer's refusals (no review authority; a tainted session replacing, settling or
+    re-weighing records). Nothing is written when a tool fails.
 
     Args:
         memory: The porcelain every tool calls.
@@ -294,14 +305,14 @@ class Tools:
         here. Not available to a tainted session.
         """
         with _as_tool_error():
-            self._refuse_when_tainted("review", record_id)
+            self._refuse_when_tainted("review", record_id, hint="ask a person to review the record")
             if verdict != "stale":
                 raise AgentMemoryError(
                     f"{verdict} needs review authority, which {self.session.actor} does not have "
                     "(an MCP session acts with no approval rights)",
                     record_id=record_id,
                     field="verdict",
-                    hint=f"ask a person to run: agent-memory review {record_id} {verdict}",
+                    hint="a person with review authority decides it from the command line",
                 )
             now = utc_now()
             self.memory.review(record_id, verdict, reason, now=now)
@@ -312,13 +323,80 @@ class Tools:
                 reviewed_at=format_timestamp(now),
             )
 
-    def _refuse_when_tainted(self, operation: str, record_id: str) -> None:
+    def feedback(
+        self,
+        record_ids: Annotated[
+            list[RecordId],
+            Field(
+                min_length=1,
+                max_length=MAX_JUDGED,
+                description=f"The recalled records judged (1-{MAX_JUDGED}).",
+            ),
+        ],
+        verdict: Annotated[
+            Literal["helpful", "misleading", "neutral", "unknown"],
+            Field(description="How the records worked out in the task."),
+        ],
+        attribution_confidence: Annotated[
+            Literal["low", "medium", "high"],
+            Field(description="How sure you are that they shaped the result (not whether they are true)."),
+        ] = "medium",
+        use_role: Annotated[
+            Literal[
+                "background",
+                "action-premise",
+                "constraint",
+                "analogy",
+                "conflict-source",
+                "verification-target",
+            ],
+            Field(description="How you used the records."),
+        ] = "background",
+        task_id: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=200,
+                pattern=r"^\S+$",
+                description="Your task's id, if any (no spaces).",
+            ),
+        ] = None,
+        evidence_refs: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=SOURCE_CHARS, pattern=r"^\S+$")]] | None,
+            Field(
+                max_length=MAX_EVIDENCE,
+                description=f"Where the outcome can be checked: anchors, tickets, URLs (≤ {MAX_EVIDENCE}).",
+            ),
+        ] = None,
+    ) -> FeedbackOut:
+        """Report whether recalled records helped or misled you in a task.
+
+        Use it after acting on recalled records, especially when one misled you. The
+        feedback is logged and attributed to this session; it never changes a record.
+        """
+        with _as_tool_error():
+            event = self.memory.attribute_feedback(
+                record_ids,
+                verdict=verdict,
+                attribution_confidence=attribution_confidence,
+                use_role=use_role,
+                task_id=task_id,
+                evidence_refs=evidence_refs or (),
+            )
+            return FeedbackOut.of(event.to_json())
+
+    def _refuse_when_tainted(
+        self,
+        operation: str,
+        record_id: str,
+        hint: str = "use remember: a state record with the same subject opens a dispute for a person",
+    ) -> None:
         if self.session.taint:
             raise AgentMemoryError(
                 f"{operation} is not available to a tainted session ({', '.join(self.session.taint)}): "
                 "unreviewed input must not change how trusted records are weighed or replace them",
                 record_id=record_id,
-                hint="use remember: a state record with the same subject opens a dispute for a person",
+                hint=hint,
             )
 
     def table(self) -> list[tuple[str, str, Callable[..., Any], ToolAnnotations]]:
@@ -330,6 +408,7 @@ class Tools:
             ("supersede", "Supersede a record", self.supersede, _REPLACE),
             ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
             ("review", "Mark a record stale", self.review, _MARK),
+            ("feedback", "Feedback on recalled records", self.feedback, _LOG),
             ("nas_remember", "Remember (alias)", self.remember, _WRITE),
             ("nas_recall", "Recall (alias)", self.recall, _READ),
         ]

@@ -11,7 +11,9 @@ Each index owns tables named ``<name>_…`` in one schema:
   notes, any of its 8 rarest words (leaving out words in more than a tenth of the notes);
   stopwords count only when the query has nothing else (the rules of the FTS5 index).
   Scores are ``ts_rank(tsv, query, 1)`` (term frequency over 1 + log of the note's length;
-  PostgreSQL has no IDF), only comparable within one index.
+  PostgreSQL has no IDF), only comparable within one index. The GIN index has
+  ``fastupdate`` off: a pending list makes every query scan it, and the planner then
+  prefers a sequential scan (12× slower at 10k notes, docs/benchmarks.md).
 - :class:`PgVectorIndex` (:mod:`agent_memory.search.pg_vectors`):
   ``<name>_entries(record_id, version, text_hash, embedding vector(d))`` with an HNSW index
   (cosine), needing the ``vector`` extension (pgvector) in the database.
@@ -58,7 +60,7 @@ CREATE TABLE IF NOT EXISTS {docs} (
     version text NOT NULL,
     tsv tsvector NOT NULL
 );
-CREATE INDEX IF NOT EXISTS {gin} ON {docs} USING gin (tsv);
+CREATE INDEX IF NOT EXISTS {gin} ON {docs} USING gin (tsv) WITH (fastupdate = off);
 -- No planner statistics on lexemes: pg_statistic would keep samples of removed notes.
 ALTER TABLE {docs} ALTER tsv SET STATISTICS 0;
 """
@@ -207,6 +209,7 @@ class PgTextIndex(PgIndexBase):
         if missing:
             if len(self._stems) + len(missing) > _STEM_CACHE:
                 self._stems.clear()
+                missing = sorted(set(found))
             with self._transaction() as cur:
                 cur.execute(_STEMS, (missing,))
                 self._stems.update({str(w): str(s) for w, s in cur.fetchall()})
@@ -222,18 +225,37 @@ class PgTextIndex(PgIndexBase):
             cur.execute(statement, {"q": tsquery, "k": k})
             return [Hit(str(record_id), float(score)) for record_id, score in cur.fetchall()]
 
-    def _document_frequencies(self, lexemes: list[str]) -> tuple[dict[str, int], int]:
-        """Return how many notes hold each lexeme (through the GIN index), and how many notes there are."""
-        statement = self._sql(
-            "SELECT l, (SELECT count(*) FROM {docs} WHERE tsv @@ q::tsquery)"
-            " FROM unnest(%s::text[], %s::text[]) AS t(l, q)",
-            docs=self._table("docs"),
+    def _stamp(self, cur: Any) -> None:
+        super()._stamp(cur)
+        # The note count for the OR rule. Concurrent writers may leave it off by a batch until
+        # the next write: it only decides which words count as too common.
+        cur.execute(
+            self._sql(
+                "INSERT INTO {m} (key, value) SELECT 'count', count(*)::text FROM {docs}"
+                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                m=self._table("meta"),
+                docs=self._table("docs"),
+            )
         )
+
+    def _document_frequencies(self, lexemes: list[str]) -> tuple[dict[str, int], int]:
+        """Return how many notes hold each lexeme, and how many notes there are.
+
+        Counts go through the GIN index and stop past a tenth of the notes: a word that
+        common is left out of OR queries whatever its exact count.
+        """
         with self._transaction() as cur:
-            cur.execute(statement, (lexemes, [quote_lexeme(lexeme) for lexeme in lexemes]))
-            df = {str(lexeme): int(count) for lexeme, count in cur.fetchall()}
-            cur.execute(self._sql("SELECT count(*) FROM {docs}", docs=self._table("docs")))
+            cur.execute(self._sql("SELECT value FROM {m} WHERE key = 'count'", m=self._table("meta")))
             total = int((cur.fetchone() or (0,))[0])
+            cur.execute(
+                self._sql(
+                    "SELECT l, (SELECT count(*) FROM (SELECT 1 FROM {docs} WHERE tsv @@ q::tsquery"
+                    " LIMIT %s) AS capped) FROM unnest(%s::text[], %s::text[]) AS t(l, q)",
+                    docs=self._table("docs"),
+                ),
+                (int(_OR_MAX_SHARE * total) + 1, lexemes, [quote_lexeme(lexeme) for lexeme in lexemes]),
+            )
+            df = {str(lexeme): int(count) for lexeme, count in cur.fetchall()}
         return df, total
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -108,7 +108,12 @@ class StoreURL:
         return ("sqlite" if self.kind == "sqlite" else "files", str(path.resolve()))
 
     def open(self) -> AdapterStore:
-        """Open the store this URL names (see :func:`open_store`)."""
+        """Open the store this URL names; SQLite and PostgreSQL stores hold a connection to close.
+
+        Raises:
+            StoreError: The server is unreachable, or the file or schema holds something else.
+            ConfigError: A ``home:`` URL names a folder that is not a Home.
+        """
         if self.kind == "notes":
             from agent_memory.stores.files import FileStore
 
@@ -129,6 +134,17 @@ class StoreURL:
 
         return Home.open(self.location).store()
 
+    @contextmanager
+    def opened(self) -> Iterator[AdapterStore]:
+        """Open the store (see :func:`open_store`) and close it on exit when it holds a connection."""
+        store = self.open()
+        try:
+            yield store
+        finally:
+            close = getattr(store, "close", None)
+            if callable(close):
+                close()
+
     def open_log(self) -> OperationLog | None:
         """Open the operation log that lives with this store, or ``None`` when it has none.
 
@@ -136,6 +152,10 @@ class StoreURL:
         PostgreSQL store's the ``oplog`` table of the same schema. Plain ``notes:`` and
         ``json:`` folders have no log. Open the store first: a SQLite store refuses a file
         that already holds tables it did not create.
+
+        Raises:
+            LogError: The database or server cannot be opened.
+            ConfigError: A ``home:`` URL names a folder that is not a Home.
         """
         if self.kind == "home":
             from agent_memory.home import Home
@@ -193,20 +213,13 @@ def open_store(url: str) -> AdapterStore:
     return parse_store_url(url).open()
 
 
-@contextmanager
-def opened_store(url: str) -> Iterator[AdapterStore]:
+def opened_store(url: str) -> AbstractContextManager[AdapterStore]:
     """Open the store a URL names and close it on exit when it holds a connection.
 
     Raises:
         StoreError, ConfigError: As :func:`open_store`.
     """
-    store = open_store(url)
-    try:
-        yield store
-    finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
+    return parse_store_url(url).opened()
 
 
 def redact_url(url: str) -> str:

@@ -1,0 +1,190 @@
+"""Governance commands: ``withdraw``, ``reinstate``, ``controls``, ``review``, ``approve``, ``reject``.
+
+Seed 000 §12.2 (withdrawal and reinstatement control records), seed 003 and DESIGN.md §9
+(quarantine, review marks as log events, actors). Every command acts as the Home's owner
+(``memory.toml`` ``[actors] owner``), who holds every grant; the decisions are recorded in
+the operation log with that actor. A refused decision prints one line and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from agent_memory.cli.common import echo_json, home_option, json_option
+
+if TYPE_CHECKING:
+    from agent_memory.governance.controls import ControlState, WithdrawalControl
+    from agent_memory.memory import Memory
+
+__all__ = ["approve", "controls", "reinstate", "reject", "review", "withdraw"]
+
+
+def _open(home: str | None) -> Memory:
+    from agent_memory.home import resolve_home
+    from agent_memory.memory import Memory
+
+    return Memory.open(resolve_home(home), source_kind="cli")
+
+
+def _still_excluding(state: ControlState, control: WithdrawalControl) -> list[str]:
+    return [c.withdrawal_id for c in state.in_force() if c.scope == control.scope]
+
+
+@click.command()
+@click.option(
+    "--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more."
+)
+@click.option(
+    "--archive-ref",
+    "archive_refs",
+    multiple=True,
+    metavar="REF",
+    help="An archive file or anchor (archive/2026-11-29.md[#…]); a file covers its anchors.",
+)
+@click.option(
+    "--source", "sources", multiple=True, metavar="REF", help="A source or run ref (covers its #anchors)."
+)
+@click.option("--namespace", "namespaces", multiple=True, metavar="NS", help="A namespace (user:u1, …).")
+@click.option("--reason", required=True, help="Why (e.g. failed-exploration); not a verdict on truth.")
+@home_option
+@json_option
+def withdraw(
+    records: tuple[str, ...],
+    archive_refs: tuple[str, ...],
+    sources: tuple[str, ...],
+    namespaces: tuple[str, ...],
+    reason: str,
+    home: str | None,
+    as_json: bool,
+) -> None:
+    """Withdraw a scope from recall and export until it is reinstated; print the withdrawal id.
+
+    The scope is the union of the selectors (at least one). What derives from a withdrawn
+    record (its evidence or source points at it) is withdrawn too. Nothing is deleted and no
+    record changes: the withdrawal is a control record in the log (seed 000 §12.2).
+    """
+    with _open(home) as memory:
+        control = memory.withdraw(
+            memory_item_ids=records,
+            archive_refs=archive_refs,
+            source_or_run_refs=sources,
+            namespaces=namespaces,
+            reason=reason,
+        )
+    if as_json:
+        echo_json(control.to_wire())
+    else:
+        click.echo(control.withdrawal_id)
+
+
+@click.command()
+@click.argument("withdrawal_id")
+@click.option("--reason", required=True, help="Why the scope may be used again.")
+@home_option
+@json_option
+def reinstate(withdrawal_id: str, reason: str, home: str | None, as_json: bool) -> None:
+    """Lift the withdrawal WITHDRAWAL_ID (memwd-…); print the reinstatement id.
+
+    The reinstatement has the withdrawal's exact scope and names it. Another withdrawal of
+    the same records still keeps them out (fail closed); the command says which.
+    """
+    with _open(home) as memory:
+        control = memory.reinstate(withdrawal_id, reason)
+        still = _still_excluding(memory.gate.state(), control)
+    if as_json:
+        echo_json({**control.to_wire(), "still_withdrawn_by": still})
+        return
+    click.echo(control.withdrawal_id)
+    if still:
+        click.echo(f"the scope is still withdrawn by {', '.join(still)}", err=True)
+
+
+@click.command()
+@home_option
+@json_option
+def controls(home: str | None, as_json: bool) -> None:
+    """List every withdrawal and reinstatement, oldest first, marking the withdrawals in force."""
+    with _open(home) as memory:
+        state = memory.gate.state()
+    in_force = {id(c) for c in state.in_force()}
+    if as_json:
+        echo_json([{**c.to_wire(), "in_force": id(c) in in_force} for c in state.controls])
+        return
+    if not state.controls:
+        click.echo("no withdrawals")
+    for control in state.controls:
+        mark = "IN FORCE" if id(control) in in_force else "-"
+        lifts = f" (lifts {control.supersedes})" if control.action == "reinstate" else ""
+        click.echo(
+            f"{control.withdrawal_id}  {control.action}{lifts}  {mark}  {control.scope.describe()}  "
+            f"by {control.decided_by}: {control.reason}"
+        )
+
+
+@click.command()
+@click.option("--namespace", default=None, help="Only this namespace.")
+@home_option
+@json_option
+def review(namespace: str | None, home: str | None, as_json: bool) -> None:
+    """List the quarantined records and the pending records, each with its review state.
+
+    A record is quarantined while it is tainted (e.g. external) and no person approved it;
+    it is recallable, marked, and never autoloaded. Review state comes only from review
+    events in the log. Withdrawn records are not listed, only counted.
+    """
+    from agent_memory.governance.queue import review_queue
+
+    with _open(home) as memory:
+        queue = review_queue(memory, namespace=namespace)
+    if as_json:
+        echo_json(queue.to_json())
+        return
+    if not queue.items:
+        click.echo("nothing to review")
+    for item in queue.items:
+        body = item.record.body if len(item.record.body) <= 100 else item.record.body[:99] + "…"
+        click.echo(f"{item.record.id}  {item.queue}  review={item.review}  {item.why}")
+        click.echo(f"    {body}")
+    if queue.withdrawn:
+        click.echo(f"({queue.withdrawn} more withdrawn: not shown)")
+
+
+def _decide(record_id: str, verdict: str, reason: str, home: str | None, as_json: bool) -> None:
+    from agent_memory.errors import ProposalError
+
+    with _open(home) as memory:
+        if any(record.id == record_id for record in memory.pending.list()):
+            raise ProposalError(
+                f"{record_id} is a pending proposal (its subject is disputed), not a stored record",
+                record_id=record_id,
+                hint="a pending record is accepted or rejected as a proposal, not approved",
+            )
+        memory.review(record_id, verdict, reason)
+        actor = memory.actor
+    past = {"approve": "approved", "reject": "rejected"}[verdict]
+    if as_json:
+        echo_json({"record_id": record_id, "verdict": verdict, "actor": actor, "reason": reason})
+    else:
+        click.echo(f"{past} {record_id} (by {actor})")
+
+
+@click.command()
+@click.argument("record_id")
+@click.option("--reason", default="", help="Why, in a sentence.")
+@home_option
+@json_option
+def approve(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
+    """Approve the quarantined record RECORD_ID: it may then be autoloaded (a review event in the log)."""
+    _decide(record_id, "approve", reason, home, as_json)
+
+
+@click.command()
+@click.argument("record_id")
+@click.option("--reason", default="", help="Why, in a sentence.")
+@home_option
+@json_option
+def reject(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
+    """Reject RECORD_ID: kept for the record, down-weighted like superseded, never autoloaded."""
+    _decide(record_id, "reject", reason, home, as_json)

@@ -1,0 +1,279 @@
+"""The one gate every reader applies before a record is exposed (seed 000 §12.2, §15.2 rule 1).
+
+Seed 000 §15.2 rule 1: "resolve the latest applicable withdrawal/reinstatement chain before
+exposing item text". :class:`Gate` reads the ``withdraw`` and ``reinstate`` events of the
+operation log (each holds one ``withdrawal-control-v1`` record, :mod:`.controls`), resolves
+their causal chains, and answers for any record whether it may be exposed, and why not.
+
+Scope semantics (DESIGN.md §9 "Withdrawal scopes"). A record is withdrawn when a withdrawal
+in force
+
+- names its id (``memory_item_ids``) or its namespace (``namespaces``);
+- has an archive or source ref covering one of its anchors (``provenance.ref``, ``sources``,
+  ``evidence``): ``archive/X.md`` covers ``archive/X.md`` and every ``archive/X.md#…``;
+- or withdraws a record it derives from: one its ``evidence`` names, or its
+  ``provenance.ref`` / ``sources`` point at (``mem:…`` or ``mem:…#…``), transitively.
+
+Withdrawn content is not false: the gate changes no state, confidence or review mark; it
+only hides. Callers: :meth:`agent_memory.memory.Memory.recall` (through :meth:`Gate.guard`),
+:func:`agent_memory.transfer.export_memory_file` and ``import_memory_file``, the review queue
+(:mod:`.queue`). Generated views, distillation and consolidation do not exist yet; they must
+call :meth:`Gate.view` (or :meth:`Gate.is_exposed`) before reading a record.
+
+Fail closed: a control event the gate cannot parse is a :class:`~agent_memory.errors.LogError`
+(nothing is exposed through a gate that cannot read its controls), and an ancestor that
+cannot be read while withdrawals are in force keeps its descendants hidden.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreError
+from agent_memory.governance.controls import ControlState, WithdrawalControl, resolve
+from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.records import RECORD_ID_PATTERN, MemoryRecord
+from agent_memory.stores.base import RecordStore
+
+__all__ = ["CONTROL_ACTIONS", "Exposure", "Gate", "GateView", "parents_of"]
+
+CONTROL_ACTIONS = ("withdraw", "reinstate")
+VersionLookup = Callable[[str], MemoryRecord | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Exposure:
+    """The gate's answer for one record.
+
+    Attributes:
+        exposed: Whether the record may be shown, exported or used.
+        reason: Why not (``withdrawn by memwd-… (namespace user:u1)``, ``derives from mem:…,
+            withdrawn by memwd-…``), or ``""`` when exposed.
+        controls: The withdrawals in force that exclude it, by id.
+    """
+
+    exposed: bool
+    reason: str = ""
+    controls: tuple[str, ...] = ()
+
+
+_EXPOSED = Exposure(True)
+
+
+def parents_of(record: MemoryRecord) -> list[str]:
+    """Return the record ids ``record`` derives from: its ``evidence`` and ``mem:`` refs, in order."""
+    found: dict[str, None] = {}
+    for ref in (*record.evidence, record.provenance.ref, *(record.sources or ())):
+        if ref is None:
+            continue
+        base = ref.split("#", 1)[0]
+        if RECORD_ID_PATTERN.match(base) and base != record.id:
+            found[base] = None
+    return list(found)
+
+
+def _anchors(record: MemoryRecord) -> list[str]:
+    refs = (record.provenance.ref, *(record.sources or ()), *record.evidence)
+    return [ref for ref in refs if ref]
+
+
+def _prefixes(anchor: str) -> list[str]:
+    """``a#b#c`` -> ``a``, ``a#b``, ``a#b#c``: every selector that could cover it."""
+    parts = anchor.split("#")
+    return ["#".join(parts[: n + 1]) for n in range(len(parts))]
+
+
+class GateView:
+    """The gate's decisions for one set of controls in force (a snapshot; cheap to query in a loop).
+
+    Args:
+        in_force: The withdrawals in force (:meth:`ControlState.in_force`).
+        get: Reads a record's latest version by id (to follow derivation to ancestors).
+    """
+
+    def __init__(self, in_force: list[WithdrawalControl], get: Callable[[str], MemoryRecord]) -> None:
+        self.in_force = tuple(in_force)
+        self._get = get
+        self._ids: dict[str, list[str]] = {}
+        self._namespaces: dict[str, list[str]] = {}
+        self._refs: dict[str, list[tuple[str, str]]] = {}
+        for control in self.in_force:
+            scope, cid = control.scope, control.withdrawal_id
+            for record_id in scope.memory_item_ids:
+                self._ids.setdefault(record_id, []).append(cid)
+            for namespace in scope.namespaces:
+                self._namespaces.setdefault(namespace, []).append(cid)
+            for ref in scope.archive_refs:
+                self._refs.setdefault(ref, []).append((cid, f"archive ref {ref}"))
+            for ref in scope.source_or_run_refs:
+                self._refs.setdefault(ref, []).append((cid, f"source {ref}"))
+        self._memo: dict[str, Exposure] = {}
+        self._lock = threading.Lock()
+
+    def is_exposed(self, record: MemoryRecord) -> bool:
+        """Return whether ``record`` may be exposed (see :meth:`check`)."""
+        return self.check(record).exposed
+
+    def check(self, record: MemoryRecord) -> Exposure:
+        """Decide for ``record`` (any version: the fields the gate reads never change after birth)."""
+        if not self.in_force:
+            return _EXPOSED
+        with self._lock:
+            return self._check(record, set())
+
+    def _check(self, record: MemoryRecord, visiting: set[str]) -> Exposure:
+        known = self._memo.get(record.id)
+        if known is not None:
+            return known
+        visiting.add(record.id)
+        verdict = self._direct(record) or self._derived(record, visiting)
+        visiting.discard(record.id)
+        self._memo[record.id] = verdict
+        return verdict
+
+    def _direct(self, record: MemoryRecord) -> Exposure | None:
+        hits: dict[str, str] = {}
+        for cid in self._ids.get(record.id, ()):
+            hits.setdefault(cid, "record id")
+        for cid in self._namespaces.get(record.effective_namespace, ()):
+            hits.setdefault(cid, f"namespace {record.effective_namespace}")
+        for anchor in _anchors(record):
+            for prefix in _prefixes(anchor):
+                for cid, why in self._refs.get(prefix, ()):
+                    hits.setdefault(cid, why)
+        if not hits:
+            return None
+        ids = tuple(sorted(hits))
+        return Exposure(False, f"withdrawn by {ids[0]} ({hits[ids[0]]})", ids)
+
+    def _derived(self, record: MemoryRecord, visiting: set[str]) -> Exposure:
+        for parent_id in parents_of(record):
+            if parent_id in visiting:
+                continue  # a cycle (impossible with content ids, but never loop)
+            parent = self._parent(parent_id, visiting)
+            if not parent.exposed:
+                first = parent.controls[0] if parent.controls else "an unreadable ancestor"
+                return Exposure(False, f"derives from {parent_id}, withdrawn by {first}", parent.controls)
+        return _EXPOSED
+
+    def _parent(self, parent_id: str, visiting: set[str]) -> Exposure:
+        if parent_id in self._ids:
+            cids = tuple(sorted(self._ids[parent_id]))
+            return Exposure(False, f"withdrawn by {cids[0]} (record id)", cids)
+        try:
+            parent = self._get(parent_id)
+        except RecordNotFound:
+            return _EXPOSED  # nothing held under that id: nothing to withdraw
+        except StoreError as exc:
+            # Fail closed: while withdrawals are in force, an ancestor we cannot read
+            # might be one of them.
+            return Exposure(False, f"cannot read ancestor {parent_id} to decide: {exc.detail}")
+        return self._check(parent, visiting)
+
+
+class Gate:
+    """Reads the withdrawal controls of a log, incrementally, and decides what may be exposed.
+
+    Args:
+        log: The operation log holding ``withdraw`` / ``reinstate`` events.
+        store: Where ancestors are read from when following derivation.
+    """
+
+    def __init__(self, log: OperationLog, store: RecordStore) -> None:
+        self._log = log
+        self._store = store
+        self._lock = threading.Lock()
+        self._seen = 0
+        self._entries: list[tuple[LogEntry, WithdrawalControl]] = []
+        self._state = ControlState()
+        self._view: GateView | None = None
+
+    def entries(self) -> list[tuple[LogEntry, WithdrawalControl]]:
+        """Return every control with the log event that holds it, in log (causal) order.
+
+        Raises:
+            LogError: A control event whose details are not a valid control (naming its seq).
+        """
+        self._catch_up()
+        return list(self._entries)
+
+    def state(self) -> ControlState:
+        """Return the resolved controls (chains, heads, withdrawals in force) as of the log's head.
+
+        Raises:
+            LogError: As for :meth:`entries`.
+        """
+        self._catch_up()
+        return self._state
+
+    def controls(self) -> list[WithdrawalControl]:
+        """Return every control in log order (withdrawals and reinstatements, lifted or not)."""
+        return list(self.state().controls)
+
+    def view(self) -> GateView:
+        """Return the decisions for the controls in force now (reuse it across one read).
+
+        Raises:
+            LogError: As for :meth:`entries`.
+        """
+        self._catch_up()
+        with self._lock:
+            if self._view is None:
+                self._view = GateView(self._state.in_force(), self._store.get)
+            return self._view
+
+    def check(self, record: MemoryRecord) -> Exposure:
+        """Decide for one record against the log's current controls (see :class:`GateView`)."""
+        return self.view().check(record)
+
+    def is_exposed(self, record: MemoryRecord) -> bool:
+        """Return whether ``record`` may be exposed now."""
+        return self.view().is_exposed(record)
+
+    def guard(self, lookup: VersionLookup) -> VersionLookup:
+        """Wrap a version lookup so that a withdrawn record reads as absent (``None``).
+
+        The controls are read once, when the guard is made: use one guard per read
+        (a recall), so every record of it is judged against the same controls.
+        """
+        view = self.view()
+
+        def exposed_version(record_id: str) -> MemoryRecord | None:
+            record = lookup(record_id)
+            return record if record is None or view.is_exposed(record) else None
+
+        return exposed_version
+
+    def _catch_up(self) -> None:
+        with self._lock:
+            head = self._log.last()
+            if head is None or head.seq <= self._seen:
+                return
+            added = False
+            for entry in self._log.entries(since_seq=self._seen):
+                if entry.action in CONTROL_ACTIONS:
+                    self._entries.append((entry, _control_of(entry)))
+                    added = True
+                self._seen = entry.seq
+            if added:
+                self._state = resolve([control for _, control in self._entries])
+            # A new record may be a missing ancestor of an older one: judge afresh.
+            self._view = None
+
+
+def _control_of(entry: LogEntry) -> WithdrawalControl:
+    try:
+        control = WithdrawalControl.from_wire(entry.details.get("control"), field="details.control")
+    except RecordError as exc:
+        raise LogError(
+            f"log entry {entry.seq} ({entry.action}) does not hold a valid withdrawal control: {exc}",
+            hint="the gate fails closed: nothing is exposed until the log is repaired",
+        ) from None
+    if control.action != entry.action:
+        raise LogError(
+            f"log entry {entry.seq} is a {entry.action} event holding a {control.action} control",
+            hint="the gate fails closed: nothing is exposed until the log is repaired",
+        )
+    return control

@@ -1,0 +1,124 @@
+"""The review queue: quarantined records and pending records, each with its review state.
+
+Seed 003 (trust): a tainted record is quarantined until an attributable approval; issue 6
+item 5: ``review`` lists quarantined records and pending proposals. DESIGN.md §9: review
+state is computed from ``review`` events in the log (:class:`~agent_memory.review.ReviewBook`),
+never read from a record field, so a ``reviewed: true`` arriving in an imported record's
+``extra`` changes nothing.
+
+Invariants:
+
+- a quarantined entry is a live (active or transitional) record whose review state is
+  ``quarantined``; a pending entry is a record waiting in ``proposals/pending`` because its
+  subject was already disputed (DESIGN.md §9 "Write-time supersede");
+- the gate applies first (seed 000 §12.2: "review does not mistake a withdrawn … segment"):
+  a withdrawn record is never listed, only counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.records import MemoryRecord, State
+from agent_memory.review import ReviewBook
+from agent_memory.wire import format_timestamp
+
+if TYPE_CHECKING:
+    from agent_memory.memory import Memory
+
+__all__ = ["ReviewItem", "ReviewQueue", "review_queue"]
+
+_LIVE = (State.ACTIVE, State.TRANSITIONAL)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """One record waiting for a person.
+
+    Attributes:
+        record: The record (latest version; for a pending one, the record as proposed).
+        queue: ``quarantined`` (tainted, not approved) or ``pending`` (its subject is disputed).
+        review: Its review state from log events: ``quarantined``, ``rejected``, ``stale``,
+            ``approved`` or ``none``.
+        why: Why it waits: the taint labels, or the reason logged when it was kept pending.
+    """
+
+    record: MemoryRecord
+    queue: str
+    review: str
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"id", "queue", "review", "why", "body", "state", "taint", "namespace", "source", …}``."""
+        record = self.record
+        return {
+            "id": record.id,
+            "queue": self.queue,
+            "review": str(self.review),
+            "why": self.why,
+            "body": record.body,
+            "state": record.state.value,
+            "taint": list(record.taint or ()),
+            "namespace": record.effective_namespace,
+            "source": record.provenance.ref,
+            "created_at": format_timestamp(record.created_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewQueue:
+    """The records waiting for review, quarantined first, each group by ``(created_at, id)``.
+
+    Attributes:
+        items: The entries.
+        withdrawn: How many waiting records a withdrawal in force keeps out of this list.
+    """
+
+    items: tuple[ReviewItem, ...]
+    withdrawn: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"items": [...], "quarantined": n, "pending": n, "withdrawn": n}``."""
+        return {
+            "items": [item.to_json() for item in self.items],
+            "quarantined": sum(1 for item in self.items if item.queue == "quarantined"),
+            "pending": sum(1 for item in self.items if item.queue == "pending"),
+            "withdrawn": self.withdrawn,
+        }
+
+
+def review_queue(memory: Memory, *, namespace: str | None = None) -> ReviewQueue:
+    """Return the quarantined and pending records of ``memory`` that the gate lets through.
+
+    Args:
+        memory: The porcelain (its records, pending records, log and gate).
+        namespace: Only records of this namespace.
+
+    Raises:
+        LogError: The log cannot be read (review events or withdrawal controls).
+    """
+    reviews = ReviewBook(memory.log)
+    view = memory.gate.view()
+    pending_reasons = {
+        entry.record_ids[0]: str(entry.details.get("reason", ""))
+        for entry in memory.log.entries()
+        if entry.action == "review" and entry.record_ids and entry.details.get("verdict") == "pending"
+    }
+    candidates: list[tuple[MemoryRecord, str, str]] = []
+    for record in memory.catalog.readable_records():
+        if record.state in _LIVE and reviews.state_of(record) == "quarantined":
+            candidates.append((record, "quarantined", f"tainted: {', '.join(record.taint or ())}"))
+    for record in sorted(memory.pending.list(), key=lambda r: (r.created_at, r.id)):
+        why = pending_reasons.get(record.id) or "its subject is already disputed"
+        candidates.append((record, "pending", why))
+    items: list[ReviewItem] = []
+    withdrawn = 0
+    for record, queue, why in candidates:
+        if namespace is not None and record.effective_namespace != namespace:
+            continue
+        if not view.is_exposed(record):
+            withdrawn += 1
+            continue
+        items.append(ReviewItem(record, queue, reviews.state_of(record), why))
+    return ReviewQueue(tuple(items), withdrawn)
