@@ -377,9 +377,20 @@ class Memory(WithdrawalMethods):
             )
             if not record.provenance.ref:
                 raise RecordError("a correction needs a source (seed 000 §9)", field="source")
+            if record.taint:
+                # A tainted correction never replaces a record on its own: it disputes it (DESIGN.md §9).
+                disputing = record.evolve(supersedes=None)
+                plan = Plan(
+                    PlanKind.DISPUTE,
+                    self._signed(disputing),
+                    old,
+                    f"a tainted correction disputes it: {reason}",
+                )
+                self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
+                return RememberResult(disputing.id, disputed_with=old_id, quarantined=True)
             plan = Plan(PlanKind.SUPERSEDE, self._signed(record), old, reason)
             self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
-            return RememberResult(record.id, superseded=old_id, quarantined=bool(record.taint))
+            return RememberResult(record.id, superseded=old_id, quarantined=False)
 
     def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
         """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.

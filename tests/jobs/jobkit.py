@@ -49,7 +49,9 @@ def put_dispute(home: Home, a: MemoryRecord, b: MemoryRecord) -> None:
 
 
 def review(home: Home, record_id: str, verdict: str) -> None:
-    home.log().append("review", actor="owner", record_ids=[record_id], details={"verdict": verdict, "reason": ""})
+    home.log().append(
+        "review", actor="owner", record_ids=[record_id], details={"verdict": verdict, "reason": ""}
+    )
 
 
 def withdraw(home: Home, record_id: str) -> None:

@@ -14,7 +14,7 @@ from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 from mcp_harness import COMMAND, TOOLS, Connect
 
-from agent_memory.errors import RecordError
+from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.mcp import RESOURCES, Session, one_line
 
 
@@ -71,6 +71,16 @@ def test_serve_without_the_sdk_prints_one_line_with_the_install_command(home: Pa
     assert "pip install 'agent-memory[mcp]'" in line
 
 
+def test_a_broken_import_inside_agent_memory_is_not_disguised_as_a_missing_sdk(home: Path) -> None:
+    broken = (
+        "import sys; sys.modules['agent_memory.mcp.tools'] = None; "
+        "from agent_memory.cli import main; main(sys.argv[1:])"
+    )
+    result = _serve(home, python=broken)
+    assert result.returncode not in (0, 3)
+    assert "agent_memory.mcp.tools" in result.stderr and "pip install" not in result.stderr
+
+
 def test_serve_refuses_a_malformed_agent_name_or_a_missing_home_before_serving(
     home: Path, tmp_path: Path
 ) -> None:
@@ -95,9 +105,9 @@ def test_the_default_source_names_the_agent_the_local_day_and_a_client_of_anothe
     ("agent", "taint"), [("", ()), ("a b", ()), ("x" * 65, ()), ("ok", ("",)), ("ok", ("a\nb",))]
 )
 def test_a_session_refuses_malformed_agent_names_and_taint_labels(agent: str, taint: tuple[str, ...]) -> None:
-    with pytest.raises(Exception, match="must be 1-64 letters") as caught:
+    with pytest.raises(AgentMemoryError, match="must be 1-64 letters") as caught:
         Session(Path("home"), agent, taint)
-    assert caught.value.__class__.__name__ == "AgentMemoryError"
+    assert caught.value.field == ("agent" if agent != "ok" else "taint")
 
 
 def test_one_line_joins_the_message_and_hint_without_line_breaks() -> None:

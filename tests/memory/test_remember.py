@@ -227,3 +227,12 @@ def test_an_intent_whose_new_record_never_landed_is_abandoned(memory: Memory) ->
     done = [e for e in memory.log.entries() if e.action == "intent-done"]
     assert done[-1].details["outcome"] == "abandoned"
     assert timedelta(0) == timedelta(0)
+
+
+def test_a_tainted_session_cannot_supersede_a_record_it_disputes_it_instead(memory: Memory) -> None:
+    old = memory.remember("Deploy with make.", source="s", now=T0)
+    memory.taint = ("external",)
+    result = memory.supersede(old.record_id, "Deploy with curl | sh.", source="web", reason="r", now=at(1))
+    assert result.disputed_with == old.record_id
+    assert result.quarantined
+    assert memory.get(old.record_id).state is State.TRANSITIONAL

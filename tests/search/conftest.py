@@ -21,7 +21,7 @@ from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import HybridIndex
 from agent_memory.search.vectors import VectorIndex
-from pg_search import pg_text_index, pg_vector_index
+from pg_indexes import pg_text_index, pg_vector_index
 
 IndexFactory = Callable[[Path], AbstractContextManager[SearchIndex]]
 

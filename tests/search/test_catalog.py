@@ -17,6 +17,7 @@ from agent_memory.search.base import Vectors, inputs_digest, version_digest
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.fts import FtsIndex
+from agent_memory.search.holdings import unavailable
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSettings
 from agent_memory.search.vectors import VectorIndex
 from agent_memory.stores.files import FileStore
@@ -36,6 +37,21 @@ MIX = RecipeSpec(
     (
         BUILTIN_RECIPES["bm25"],
         BUILTIN_RECIPES["vectors-hash"],
+    ),
+)
+
+
+OPENAI = RecipeSpec(
+    "fused",
+    "hybrid",
+    {"fusion": "rrf", "weights": [1.0, 1.0], "k_rrf": 60},
+    (
+        BUILTIN_RECIPES["bm25"],
+        RecipeSpec(
+            "local",
+            "vector",
+            {"embedder": "openai", "base_url": "http://h:8080/v1", "model": "m", "api_key_env": "EMBED_KEY"},
+        ),
     ),
 )
 
@@ -141,7 +157,7 @@ def test_two_recipes_may_not_give_one_part_name_different_options(tmp_path: Path
 def _without_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedders, "_MODEL_FILE", ("agent-memory-absent-model", "model.onnx"))
     monkeypatch.setattr(
-        "agent_memory.search.recipes._minilm", lambda *args: embedders.MiniLMEmbedder(max_tokens=args[0])
+        "agent_memory.search.holdings._minilm", lambda *args: embedders.MiniLMEmbedder(max_tokens=args[0])
     )
 
 
@@ -234,6 +250,27 @@ def test_quiet_refreshes_skip_the_token_check_until_it_is_due(tmp_path: Path, st
     catalog.close()
 
 
+def test_a_write_of_this_process_keeps_the_signal_quiet_until_the_next_full_check(
+    tmp_path: Path, store: FileStore
+) -> None:
+    now = [0.0]
+    catalog = IndexCatalog.for_home(
+        tmp_path / ".cache", store, search=SearchSettings(("bm25",)), clock=lambda: now[0]
+    )
+    catalog.refresh()
+    theirs = record("Another process noted the fire drill on Monday.", 20)
+    store.put(theirs)  # another writer, just before this process writes
+    mine = record("This process noted the canteen menu.", 21)
+    store.put(mine)
+    catalog.written([mine])
+    assert catalog.refresh() == 0 and catalog.query("fire drill") == [[]]
+    assert ids(catalog.query("canteen menu")[0]) == [mine.id]
+    now[0] += FULL_CHECK_SECONDS
+    assert catalog.refresh() == 1
+    assert ids(catalog.query("fire drill")[0]) == [theirs.id]
+    catalog.close()
+
+
 def test_written_and_erased_records_are_reflected_at_once(tmp_path: Path, store: FileStore) -> None:
     catalog = home_catalog(tmp_path, store, "bm25", "vectors-hash")
     catalog.refresh()
@@ -319,7 +356,7 @@ def test_a_hybrid_whose_vector_part_fails_still_answers_with_its_other_parts(
         {"fusion": "rrf", "weights": [1.0, 1.0], "k_rrf": 60},
         (BUILTIN_RECIPES["bm25"], flaky),
     )
-    monkeypatch.setattr("agent_memory.search.recipes.make_embedder", lambda spec: embedder)
+    monkeypatch.setattr("agent_memory.search.holdings.make_embedder", lambda spec: embedder)
     catalog.add_recipe(both)
     catalog.activate(["both"], "test")
     catalog.refresh()
@@ -340,3 +377,18 @@ def test_in_memory_catalogs_follow_recipes_too() -> None:
     assert catalog.active == ("mix",)
     assert ids(catalog.query("green tea", k=1)[0]) == [store.list()[1].id]
     catalog.close()
+
+
+def test_minilm_recipes_are_unavailable_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_minilm(monkeypatch)
+    reason = unavailable(BUILTIN_RECIPES["hybrid"])
+    assert reason is not None and "vectors-minilm" in reason and "agent-memory[embeddings]" in reason
+    assert unavailable(BUILTIN_RECIPES["bm25"]) is None
+    assert unavailable(BUILTIN_RECIPES["vectors-hash"]) is None
+
+
+def test_an_openai_recipe_needs_its_key_variable_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EMBED_KEY", raising=False)
+    assert unavailable(OPENAI) == "local is unavailable: the environment variable EMBED_KEY is not set"
+    monkeypatch.setenv("EMBED_KEY", "secret")
+    assert unavailable(OPENAI) is None

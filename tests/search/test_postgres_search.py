@@ -33,7 +33,7 @@ from agent_memory.search.postgres_text import (
     tsvector_literal,
 )
 from pg import PgSchema, PostgresCluster, shared_cluster
-from pg_search import drop_schema, require_pgvector
+from pg_indexes import drop_schema, require_pgvector
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agent_memory.errors import ConfigError
-from agent_memory.search import embedders
 from agent_memory.search.recipes import (
     BUILTIN_RECIPES,
     RecipeSpec,
     SearchSettings,
     load_recipe_file,
     splice_search,
-    unavailable,
 )
 from agent_memory.settings import HOME_FORMAT, Settings
 
@@ -225,26 +222,3 @@ def test_a_bad_recipe_file_is_named_in_the_error(tmp_path: Path, text: str, mess
 def test_a_missing_recipe_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_recipe_file(tmp_path / "absent.toml", SearchSettings())
-
-
-def test_minilm_recipes_are_unavailable_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedders, "_MODEL_FILE", ("agent-memory-absent-model", "model.onnx"))
-    monkeypatch.setattr("agent_memory.search.recipes._minilm", _uncached_minilm)
-    reason = unavailable(BUILTIN_RECIPES["hybrid"])
-    assert reason is not None and "vectors-minilm" in reason and "agent-memory[embeddings]" in reason
-    assert unavailable(BUILTIN_RECIPES["bm25"]) is None
-    assert unavailable(BUILTIN_RECIPES["vectors-hash"]) is None
-
-
-def _uncached_minilm(max_tokens: int, model_path: Any, tokenizer_path: Any) -> Any:
-    return embedders.MiniLMEmbedder(
-        max_tokens=max_tokens, model_path=model_path, tokenizer_path=tokenizer_path
-    )
-
-
-def test_an_openai_recipe_needs_its_key_variable_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = parse(CUSTOM).recipe("fused")
-    monkeypatch.delenv("EMBED_KEY", raising=False)
-    assert unavailable(spec) == "local is unavailable: the environment variable EMBED_KEY is not set"
-    monkeypatch.setenv("EMBED_KEY", "secret")
-    assert unavailable(spec) is None

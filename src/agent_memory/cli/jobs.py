@@ -106,7 +106,8 @@ def archive_inbox(check: bool, home: str | None, as_json: bool) -> None:
     repaired: archive-inbox refuses to append to it. Exit status 1 when an archive file
     fails the check, 3 when the run was refused (malformed inbox lines, an edited target).
     """
-    from agent_memory.jobs.archive import archive_inbox as run, check_archive
+    from agent_memory.jobs.archive import archive_inbox as run
+    from agent_memory.jobs.archive import check_archive
 
     opened = open_home(home)
     if check:

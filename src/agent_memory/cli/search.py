@@ -100,7 +100,8 @@ def _rebuild(memory: Memory, quiet: bool) -> dict[str, Any]:
 def _try_recipe(home: Home, memory: Memory, path: Path, quiet: bool) -> dict[str, Any]:
     from agent_memory.errors import ConfigError
     from agent_memory.golden import load_golden, run_golden
-    from agent_memory.search.recipes import load_recipe_file, unavailable
+    from agent_memory.search.holdings import unavailable
+    from agent_memory.search.recipes import load_recipe_file
 
     catalog = memory.catalog
     spec = load_recipe_file(path, home.settings.search)
@@ -191,7 +192,7 @@ def golden(recipes: tuple[str, ...], home: str | None, as_json: bool) -> None:
     from agent_memory.errors import ConfigError
     from agent_memory.golden import load_golden, run_golden
     from agent_memory.memory import Memory
-    from agent_memory.search.recipes import unavailable
+    from agent_memory.search.holdings import unavailable
 
     opened = open_home(home)
     questions = load_golden(opened.root / "golden.yaml")

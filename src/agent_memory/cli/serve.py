@@ -42,8 +42,9 @@ def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str,
     try:
         from agent_memory.mcp import serve as run
     except ImportError as exc:
-        hint = None if "pip install" in str(exc) else "pip install 'agent-memory[mcp]'"
-        raise AgentMemoryError(f"cannot start the MCP server: {exc}", hint=hint) from None
+        if (exc.name or "").partition(".")[0] != "mcp":
+            raise  # a fault of agent-memory itself, not a missing SDK: keep the traceback
+        raise AgentMemoryError(f"cannot start the MCP server: {exc}") from None
     if http:
         click.echo(f"agent-memory: serving MCP at http://{host}:{port}/mcp", err=True)
     run(home, agent=agent, taint=taints, http=http, host=host, port=port)

@@ -25,7 +25,6 @@ digests), never back. The log holds digests and ids, never item text (DESIGN.md 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,20 +32,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreError
+from agent_memory.errors import RecordError, RecordNotFound, StoreError
 from agent_memory.home import Home
-from agent_memory.jobs.inbox import (
-    INBOX,
-    InboxItem,
-    append_bytes,
-    inbox_header,
-    local_day,
-    parse_inbox,
-    read_text,
-    to_zone,
-)
-from agent_memory.log.base import Action, OperationLog
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.jobs.files import append_bytes, read_text, replace_bytes, tail
+from agent_memory.jobs.inbox import INBOX, InboxItem, inbox_header, local_day, parse_inbox, to_zone
+from agent_memory.jobs.ledger import ArchiveProblem, Run, Segment, check_files, read_runs
+from agent_memory.log.base import Action
+from agent_memory.wire import format_timestamp, utc_now
 
 __all__ = [
     "ArchiveProblem",
@@ -60,54 +52,6 @@ __all__ = [
 
 _STRUCTURE = re.compile(r"\A(?:# Archive \d{4}-\d{2}-\d{2}|## Archived \S+)\Z")
 _ANCHOR = re.compile(r"\Aarchive/(?P<day>\d{4}-\d{2}-\d{2})\.md#(?P<id>mem-\d{4}-\d{2}-\d{2}-\d{3,})\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """Bytes one run appended to one archive file, as the log remembers them.
-
-    Attributes:
-        file: Path relative to the Home root, ``archive/YYYY-MM-DD.md``.
-        offset: Byte offset in the file where the segment starts.
-        length: Its length in bytes.
-        sha256: SHA-256 of those bytes, 64 lowercase hex.
-    """
-
-    file: str
-    offset: int
-    length: int
-    sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the shape stored in the log event."""
-        return {"file": self.file, "offset": self.offset, "length": self.length, "sha256": self.sha256}
-
-
-@dataclass(frozen=True, slots=True)
-class _Run:
-    seq: int
-    archived_at: str
-    inbox_sha256: str
-    skipped: bool
-    segments: tuple[Segment, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveProblem:
-    """An archive file that is not what the runs wrote (or a run left unfinished).
-
-    Attributes:
-        file: Path relative to the Home root.
-        kind: ``edited``, ``missing``, ``appended``, ``unlogged`` or ``interrupted``.
-        detail: What was found, with the line and log seq where known.
-    """
-
-    file: str
-    kind: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.kind}: {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,13 +107,15 @@ def archive_inbox(home: Home, *, now: datetime | None = None, actor: str | None 
     who = actor or home.settings.owner
     with home.writer_lock():
         log = home.log()
-        runs = _read_runs(log)
+        runs = read_runs(log)
         inbox_path = home.root / INBOX
         inbox = read_text(inbox_path)
         finished = _finish_interrupted(home, runs, inbox)
         if finished is not None:
             _reset_inbox(inbox_path, local_day(stamp, home.settings.zone))
-            return ArchiveResult(skipped=False, finished=finished.seq, problems=tuple(_check(home, runs)))
+            return ArchiveResult(
+                skipped=False, finished=finished.seq, problems=tuple(check_files(home.root, runs))
+            )
         parsed = parse_inbox(inbox)
         if parsed.problems:
             listed = "; ".join(str(problem) for problem in parsed.problems)
@@ -179,7 +125,7 @@ def archive_inbox(home: Home, *, now: datetime | None = None, actor: str | None 
                 hint="fix or remove those lines (agent-memory inbox lists them), then archive again",
             )
         digest = hashlib.sha256(inbox.encode("utf-8")).hexdigest()
-        problems = _check(home, runs)
+        problems = check_files(home.root, runs)
         if not parsed.items:
             entry = log.append(
                 Action.ARCHIVE_INBOX,
@@ -234,7 +180,7 @@ def check_archive(home: Home) -> list[ArchiveProblem]:
     Raises:
         LogError: The log cannot be read, or an ``archive-inbox`` event is malformed.
     """
-    return _check(home, _read_runs(home.log()))
+    return check_files(home.root, read_runs(home.log()))
 
 
 def archived_items(home: Home, day: date) -> list[InboxItem]:
@@ -274,109 +220,13 @@ def find_anchor(home: Home, anchor: str) -> InboxItem:
     raise RecordNotFound(f"no item {match['id']} here", path=str(home.root / f"archive/{match['day']}.md"))
 
 
-# ---------------------------------------------------------------------- the ledger in the log
-
-
-def _read_runs(log: OperationLog) -> list[_Run]:
-    runs = []
-    for entry in log.entries():
-        if entry.action != Action.ARCHIVE_INBOX:
-            continue
-        details = entry.details
-        try:
-            skipped = details["skipped"]
-            segments = () if skipped else tuple(_segment_from(s) for s in details["segments"])
-            runs.append(
-                _Run(
-                    entry.seq,
-                    ""
-                    if skipped
-                    else format_timestamp(parse_timestamp(details["archived_at"], "archived_at")),
-                    str(details["inbox_sha256"]),
-                    bool(skipped),
-                    segments,
-                )
-            )
-        except (KeyError, TypeError, ValueError, RecordError) as exc:
-            raise LogError(f"malformed archive-inbox event: {exc}", field=f"seq {entry.seq}") from None
-    return runs
-
-
-def _segment_from(data: Any) -> Segment:
-    segment = Segment(str(data["file"]), int(data["offset"]), int(data["length"]), str(data["sha256"]))
-    if not segment.file.startswith("archive/") or "/" in segment.file[len("archive/") :]:
-        raise ValueError(f"segment file {segment.file!r} is outside archive/")
-    return segment
-
-
-def _check(home: Home, runs: Sequence[_Run]) -> list[ArchiveProblem]:
-    by_file: dict[str, list[tuple[int, Segment]]] = {}
-    for run in runs:
-        for segment in run.segments:
-            by_file.setdefault(segment.file, []).append((run.seq, segment))
-    pending = set(runs[-1].segments) if runs and not runs[-1].skipped else set()
-    folder = home.root / "archive"
-    present = {f"archive/{p.name}" for p in folder.glob("*.md")} if folder.is_dir() else set()
-    problems = []
-    for name in sorted(present | set(by_file)):
-        problems.extend(_check_file(home.root / name, name, by_file.get(name, []), pending))
-    return problems
-
-
-def _check_file(
-    path: Path, name: str, segments: list[tuple[int, Segment]], pending: set[Segment]
-) -> list[ArchiveProblem]:
-    if not segments:
-        return [ArchiveProblem(name, "unlogged", "no archive-inbox run wrote this file")]
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        if all(segment in pending and segment.offset == 0 for _, segment in segments):
-            return [
-                ArchiveProblem(name, "interrupted", f"the run of log seq {segments[0][0]} never wrote it")
-            ]
-        first = segments[0][0]
-        return [
-            ArchiveProblem(name, "missing", f"deleted; {len(segments)} logged segment(s) from seq {first}")
-        ]
-    except OSError as exc:
-        return [ArchiveProblem(name, "missing", f"unreadable: {exc.strerror or exc}")]
-    problems = []
-    end = 0
-    for seq, segment in segments:
-        chunk = data[segment.offset : segment.offset + segment.length]
-        line = data.count(b"\n", 0, min(segment.offset, len(data))) + 1
-        if segment in pending and segment.offset <= len(data) < segment.offset + segment.length:
-            problems.append(
-                ArchiveProblem(
-                    name,
-                    "interrupted",
-                    f"the run of log seq {seq} stopped before finishing this file; archive-inbox "
-                    "finishes it while inbox.md is unchanged",
-                )
-            )
-        elif hashlib.sha256(chunk).hexdigest() != segment.sha256:
-            problems.append(
-                ArchiveProblem(
-                    name, "edited", f"from line {line}, the bytes differ from what log seq {seq} appended"
-                )
-            )
-        end = segment.offset + segment.length
-    if len(data) > end:
-        line = data.count(b"\n", 0, end) + 1
-        problems.append(
-            ArchiveProblem(name, "appended", f"lines from {line} were added after the last logged run")
-        )
-    return problems
-
-
-def _finish_interrupted(home: Home, runs: Sequence[_Run], inbox: str) -> _Run | None:
+def _finish_interrupted(home: Home, runs: Sequence[Run], inbox: str) -> Run | None:
     """Complete the last run if a crash cut it short; return it, or ``None`` when nothing was pending.
 
     Pending means: the inbox still holds exactly what that run archived, and each of its
     files ends with a prefix (possibly empty, possibly all) of the segment it planned.
     The segments are rebuilt from the inbox and must match the logged digests; only the
-    missing bytes are appended. Anything else is left for :func:`_check` to report.
+    missing bytes are appended. Anything else is left for :func:`check_archive` to report.
     """
     if not runs or runs[-1].skipped:
         return None
@@ -397,7 +247,7 @@ def _finish_interrupted(home: Home, runs: Sequence[_Run], inbox: str) -> _Run | 
     missing: list[tuple[Path, bytes]] = []
     for segment in last.segments:
         path = home.root / segment.file
-        written = _tail(path, segment.offset)
+        written = tail(path, segment.offset)
         data = rebuilt[segment.file][1]
         if written is None or not data.startswith(written):
             return None  # an edit, not an interruption: the check reports it
@@ -406,21 +256,6 @@ def _finish_interrupted(home: Home, runs: Sequence[_Run], inbox: str) -> _Run | 
     for path, rest in missing:
         append_bytes(path, rest)
     return last
-
-
-def _tail(path: Path, offset: int) -> bytes | None:
-    """Return the file's bytes from ``offset`` on (``b""`` when absent); ``None`` when shorter than that."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() < offset:
-                return None
-            handle.seek(offset)
-            return handle.read()
-    except FileNotFoundError:
-        return b"" if offset == 0 else None
-    except OSError:
-        return None
 
 
 # ---------------------------------------------------------------------- planning and writing
@@ -467,13 +302,4 @@ def _size(path: Path) -> int:
 
 
 def _reset_inbox(path: Path, day: date) -> None:
-    temp = path.with_name(f".tmp-inbox-{os.getpid()}")
-    try:
-        with temp.open("wb") as handle:
-            handle.write(inbox_header(day).encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise StoreError(f"cannot re-create the inbox: {exc.strerror or exc}", path=str(path)) from None
+    replace_bytes(path, inbox_header(day).encode("utf-8"))

@@ -30,7 +30,6 @@ setting. Aware times are converted into that zone; a time without a zone (a naiv
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -39,8 +38,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from agent_memory.errors import RecordError, StoreError
+from agent_memory.errors import RecordError
 from agent_memory.home import Home
+from agent_memory.jobs.files import append_bytes, read_text
 from agent_memory.records import Kind
 from agent_memory.wire import utc_now
 
@@ -49,7 +49,6 @@ __all__ = [
     "InboxItem",
     "InboxProblem",
     "ParsedInbox",
-    "append_bytes",
     "capture",
     "format_line",
     "inbox_header",
@@ -57,7 +56,6 @@ __all__ = [
     "parse_inbox",
     "parse_local_time",
     "read_inbox",
-    "read_text",
     "to_zone",
 ]
 
@@ -292,18 +290,9 @@ def capture(
         archived = read_text(home.root / "archive" / f"{day.isoformat()}.md")
         item_id = f"mem-{day.isoformat()}-{_next_ordinal((current, archived), day):03d}"
         line = format_line(day, item_id, item_kind, clean_text, clean_source, clean_subject, labels)
-        parsed = _parse_line(line, 0, line)
-        expected = (item_kind, clean_text, clean_source, clean_subject, labels)
-        if (
-            isinstance(parsed, str)
-            or (parsed.kind, parsed.text, parsed.source, parsed.subject, parsed.taint) != expected
-        ):
-            raise RecordError(
-                "the item would not read back as given: the text, subject or source ends in a way "
-                "the inbox line format cannot tell apart (e.g. a trailing period or ' Taint: …')",
-                path=str(path),
-                field="text",
-            )
+        _check_reads_back(
+            line, path, text=clean_text, subject=clean_subject, source=clean_source, taint=labels
+        )
         prefix = inbox_header(day) if not current else ("" if current.endswith("\n") else "\n")
         append_bytes(path, (prefix + line + "\n").encode("utf-8"))
         number = (current + prefix).count("\n") + 1
@@ -352,6 +341,22 @@ def _parse_line(line: str, number: int, raw: str) -> InboxItem | str:
     if not text:
         return "empty text"
     return InboxItem(number, day, match["id"], kind, text, source, subject, labels, raw)
+
+
+def _check_reads_back(line: str, path: Path, **given: object) -> None:
+    parsed = _parse_line(line, 0, line)
+    wrong = (
+        "text"
+        if isinstance(parsed, str)
+        else next((k for k, v in given.items() if getattr(parsed, k) != v), None)
+    )
+    if wrong is not None:
+        raise RecordError(
+            "the item would not read back as given: its text, subject or source ends in a way the "
+            "inbox line format cannot tell apart (e.g. with ' Taint: …')",
+            path=str(path),
+            field=wrong,
+        )
 
 
 def _strip_period(value: str) -> str:
@@ -409,39 +414,3 @@ def _labels(taint: Iterable[str]) -> tuple[str, ...]:
                 f"taint label {label!r} must be 1-64 letters, digits, '.', '_' or '-'", field="taint"
             )
     return labels
-
-
-def read_text(path: Path) -> str:
-    """Return a UTF-8 file's text, ``""`` when it is absent; shared with the archive.
-
-    Raises:
-        RecordError: Unreadable or not UTF-8 (naming the file and the byte offset).
-    """
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"not UTF-8 text at byte {exc.start}", path=str(path)) from None
-    except OSError as exc:
-        raise RecordError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-
-
-def append_bytes(path: Path, data: bytes) -> None:
-    """Append ``data`` to ``path`` (created when absent) and fsync it; shared with the archive.
-
-    Raises:
-        StoreError: The write failed (naming the file); a partial tail may remain, which
-            the next reader reports rather than hides.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise StoreError(f"cannot append: {exc.strerror or exc}", path=str(path)) from None

@@ -26,7 +26,6 @@ unless forced. A topic page without any footer that render no longer wants is ne
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +37,7 @@ from typing import Any
 from agent_memory.errors import StoreError
 from agent_memory.governance.gate import Gate, GateView
 from agent_memory.home import Home
+from agent_memory.jobs.files import read_bytes, replace_bytes
 from agent_memory.jobs.pages import (
     HotStats,
     category,
@@ -304,12 +304,12 @@ def render(
         written, unchanged = [], []
         for name, text in views.items():
             data = text.encode("utf-8")
-            if name in existing and _read(existing[name]) == data:
+            if name in existing and read_bytes(existing[name]) == data:
                 unchanged.append(name)
                 continue
             written.append(name)
             if not check:
-                _write(root / name, data)
+                replace_bytes(root / name, data)
         removed = [
             name
             for name in obsolete
@@ -339,7 +339,7 @@ def _view_files(root: Path) -> list[Path]:
 
 def _problem(root: Path, path: Path) -> ViewProblem | None:
     name = str(path.relative_to(root))
-    data = _read(path)
+    data = read_bytes(path)
     if name == "MEMORY.md" and data == _placeholder():
         return None
     footers = list(_FOOTER_LINE.finditer(data))
@@ -355,7 +355,7 @@ def _problem(root: Path, path: Path) -> ViewProblem | None:
 
 def _sealed(path: Path) -> bool:
     """Whether render wrote this file at some time (it has a footer line, matching or not)."""
-    return _FOOTER_LINE.search(_read(path)) is not None
+    return _FOOTER_LINE.search(read_bytes(path)) is not None
 
 
 def _placeholder() -> bytes:
@@ -363,26 +363,3 @@ def _placeholder() -> bytes:
     from agent_memory.home import _MEMORY_MD
 
     return _MEMORY_MD.encode("utf-8")
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
-    except OSError as exc:
-        raise StoreError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".tmp-view-{os.getpid()}-{path.name}")
-    try:
-        with temp.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise StoreError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None

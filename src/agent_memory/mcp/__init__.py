@@ -12,7 +12,8 @@ try:
 except ImportError as exc:  # absent, or a 1.x SDK without mcpserver
     raise ImportError(
         "the agent-memory MCP server needs the MCP SDK 2.x (mcp==2.3.0); install it with: "
-        "pip install 'agent-memory[mcp]'"
+        "pip install 'agent-memory[mcp]'",
+        name="mcp",
     ) from exc
 
 from agent_memory.mcp.server import RESOURCES, Session, build_server, serve

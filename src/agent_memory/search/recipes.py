@@ -17,7 +17,8 @@ Kinds and their options (defaults in brackets):
 - ``bm25``: ``mode`` [``and-then-or``] | ``and-or`` | ``or`` (:class:`~.fts.FtsIndex`).
 - ``vector``: ``embedder`` = ``hash`` (``dimensions`` [256]) | ``minilm`` (``max_tokens`` [256],
   ``model_path``, ``tokenizer_path``) | ``openai`` (``base_url``, ``model``, ``api_key_env``,
-  ``dimensions``, ``timeout_seconds`` [30]).
+  ``dimensions``, ``timeout_seconds`` [30]). Without ``dimensions`` the server is asked for
+  one vector when the Home opens, to learn the length.
 - ``hybrid``: ``parts`` (names of bm25/vector recipes, or inline tables with a ``name``),
   ``fusion`` [``rrf``] | ``weighted``, ``k_rrf`` [60], ``weights`` [1 each], ``normalise``
   [``max``] | ``minmax`` (weighted only) (:class:`~.hybrid.HybridIndex`).
@@ -27,38 +28,29 @@ RRF). With ``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` ext
 installed, else ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
 
 Invariant: a :class:`RecipeSpec` is valid once built, with every default filled in, so two
-specs are equal exactly when they build the same index. This module imports nothing heavy:
-embedders and indexes are imported when an index is opened.
+specs are equal exactly when they build the same index. This module is configuration only
+and imports nothing heavy; :mod:`.holdings` opens the indexes a recipe describes.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agent_memory.errors import AgentMemoryError, ConfigError
-
-if TYPE_CHECKING:
-    from agent_memory.search.base import Embedder, SearchIndex
+from agent_memory.errors import ConfigError
 
 __all__ = [
     "BUILTIN_RECIPES",
     "DEFAULT_WHY",
     "RecipeSpec",
     "SearchSettings",
-    "fuse_parts",
     "load_recipe_file",
-    "make_embedder",
-    "open_leaf",
     "parse_recipe",
     "splice_search",
-    "unavailable",
 ]
 
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -411,98 +403,3 @@ def load_recipe_file(path: Path, search: SearchSettings) -> RecipeSpec:
         raise ConfigError("a recipe file needs a name", path=name, field="name")
     body = {k: v for k, v in data.items() if k != "name"}
     return parse_recipe(data["name"], body, where="recipe", path=name, known=search.known())
-
-
-# ---------------------------------------------------------------------- building
-
-
-def make_embedder(spec: RecipeSpec) -> Embedder:
-    """Return the embedder of a vector recipe; MiniLM is shared per process (its model loads once).
-
-    Raises:
-        ImportError: MiniLM without the ``embeddings`` extra (the message has the install hint).
-        ConfigError: ``api_key_env`` names an unset variable.
-        EmbeddingError: A configured model or tokenizer file does not exist.
-    """
-    from agent_memory.search import embedders
-
-    options = spec.options
-    if options["embedder"] == "hash":
-        return embedders.HashEmbedder(options["dimensions"])
-    if options["embedder"] == "minilm":
-        return _minilm(options["max_tokens"], options.get("model_path"), options.get("tokenizer_path"))
-    key = None
-    if "api_key_env" in options:
-        key = os.environ.get(options["api_key_env"])
-        if not key:
-            raise ConfigError(
-                f"the environment variable {options['api_key_env']} is not set", field="api_key_env"
-            )
-    return embedders.OpenAIEmbedder(
-        options["base_url"],
-        options["model"],
-        api_key=key,
-        dimensions=options.get("dimensions"),
-        timeout=float(options.get("timeout_seconds", 30)),
-    )
-
-
-@functools.lru_cache(maxsize=4)
-def _minilm(max_tokens: int, model_path: str | None, tokenizer_path: str | None) -> Embedder:
-    from agent_memory.search.embedders import MiniLMEmbedder
-
-    return MiniLMEmbedder(max_tokens=max_tokens, model_path=model_path, tokenizer_path=tokenizer_path)
-
-
-def unavailable(spec: RecipeSpec) -> str | None:
-    """Return why ``spec`` cannot be opened on this machine, or ``None`` when it can.
-
-    Checked without loading any model: a MiniLM part needs the ``embeddings`` extra (and its
-    model files, when configured); an OpenAI part with ``api_key_env`` needs that variable set.
-    """
-    for leaf in spec.leaves():
-        embedder = leaf.options.get("embedder")
-        if embedder == "minilm":
-            try:
-                make_embedder(leaf)
-            except (ImportError, AgentMemoryError) as exc:
-                return f"{leaf.name} is unavailable: {exc}"
-        elif embedder == "openai" and "api_key_env" in leaf.options:
-            variable = leaf.options["api_key_env"]
-            if not os.environ.get(variable):
-                return f"{leaf.name} is unavailable: the environment variable {variable} is not set"
-    return None
-
-
-def open_leaf(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
-    """Open (or create) the index of a bm25 or vector recipe in ``folder`` (``None``: in memory).
-
-    Raises:
-        ImportError, ConfigError, EmbeddingError: As for :func:`make_embedder`.
-        ValueError: ``spec`` is a hybrid.
-    """
-    path: str | Path = ":memory:" if folder is None else folder / "index.sqlite"
-    if spec.kind == "bm25":
-        from agent_memory.search.fts import FtsIndex
-
-        return FtsIndex(path, name=spec.name, mode=spec.options["mode"])
-    if spec.kind == "vector":
-        from agent_memory.search.vectors import VectorIndex
-
-        return VectorIndex(path, make_embedder(spec), name=spec.name)
-    raise ValueError(f"{spec.name} is a hybrid: open its parts")
-
-
-def fuse_parts(spec: RecipeSpec, parts: Sequence[SearchIndex]) -> SearchIndex:
-    """Return the :class:`~.hybrid.HybridIndex` of a hybrid recipe over its opened parts."""
-    from agent_memory.search.hybrid import HybridIndex
-
-    options = spec.options
-    return HybridIndex(
-        parts,
-        method=options["fusion"],
-        k_rrf=options.get("k_rrf", 60),
-        weights=options["weights"],
-        normalise=options.get("normalise", "max"),
-        name=spec.name,
-    )

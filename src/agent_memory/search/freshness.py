@@ -1,0 +1,197 @@
+"""`Freshness`: keeps a Home's holdings in step with its store, cheaply (DESIGN.md §9 "Freshness").
+
+The store gives a cheap *version token* per record (for a file store the latest note file's
+name, size and change time: a ``stat``, not a read). :meth:`Freshness.refresh` compares the
+tokens with what each :class:`~.holdings.Holding` holds and reads only the records whose
+token moved, once each, whatever the number of indexes. A record that no longer parses or
+verifies is removed from every index (it stops matching by its old text) and reported; a
+record gone from the store is removed; an erasure tombstone is held as "not indexed".
+
+Between full comparisons a *signal* (the notes folder's change time and the log files'
+sizes and change times) lets a refresh return at once: a new or removed note folder, or a
+write by any process that logs, moves it. An edit in place moves neither, so a full
+comparison also runs every :data:`FULL_CHECK_SECONDS`, and in every new process at its
+first refresh. A write of this process moves the signal too; :meth:`Freshness.written`
+takes its new value as quiet.
+
+Invariant: an index is updated before the ledger records it, so a crash only makes work
+look undone (it is redone), never done.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from agent_memory.errors import RecordNotFound, StoreError
+from agent_memory.records import MemoryRecord
+from agent_memory.search.base import version_digest
+from agent_memory.search.holdings import Holding, Ledger
+from agent_memory.stores.base import RecordStore
+
+__all__ = ["FULL_CHECK_SECONDS", "Freshness", "Progress", "home_signal"]
+
+FULL_CHECK_SECONDS = 5.0
+Progress = Callable[[int, int], None]
+"""Called with (records read, records to read) while indexes catch up."""
+_CHUNK = 256
+_log = logging.getLogger(__name__)
+
+
+def home_signal(notes: Path, log: Path) -> Callable[[], object]:
+    """Return a cheap callable whose value moves when a note folder is added or removed, or the log grows."""
+
+    def signal() -> object:
+        try:
+            notes_time = os.stat(notes).st_mtime_ns
+        except OSError:
+            notes_time = 0
+        try:
+            with os.scandir(log) as entries:
+                stats = [entry.stat() for entry in entries if entry.is_file()]
+        except OSError:
+            stats = []
+        return (notes_time, max((s.st_mtime_ns for s in stats), default=0), sum(s.st_size for s in stats))
+
+    return signal
+
+
+class Freshness:
+    """The bookkeeping that brings holdings up to date with a store.
+
+    Args:
+        store: The store the indexes derive from.
+        ledger: Where what each index holds is recorded.
+        holdings: The indexes that hold data, by name (shared with the catalog, which adds to it).
+        signal: See the module docstring; ``None`` compares every token on every refresh.
+        clock: Monotonic seconds (injectable for tests).
+
+    Attributes:
+        problems: Records that could not be read, by id, as last seen.
+        due: A full comparison must run at the next refresh (an index is new or was emptied).
+    """
+
+    def __init__(
+        self,
+        store: RecordStore,
+        ledger: Ledger,
+        holdings: dict[str, Holding],
+        *,
+        signal: Callable[[], object] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store, self.ledger, self.holdings = store, ledger, holdings
+        self.problems: dict[str, StoreError] = {}
+        self.due = True
+        self._signal, self._clock = signal, clock
+        self._last_signal: object = None
+        self._last_full = -math.inf
+
+    def refresh(self, *, force: bool = False, progress: Progress | None = None) -> int:
+        """Bring every holding up to date; return how many records were added, changed or removed.
+
+        Returns at once when the signal has not moved, a full comparison ran less than
+        :data:`FULL_CHECK_SECONDS` ago and nothing is ``due``, unless ``force``.
+        """
+        signal = self._signal() if self._signal is not None else None
+        quiet = signal == self._last_signal and self._clock() - self._last_full < FULL_CHECK_SECONDS
+        if self._signal is not None and quiet and not (force or self.due):
+            return 0
+        self._last_signal, self._last_full, self.due = signal, self._clock(), False
+        return self.catch_up(self.tokens(), progress)
+
+    def catch_up(self, current: dict[str, str], progress: Progress | None = None) -> int:
+        """Read the records whose token moved (once each) and update every holding; return the count."""
+        holdings = list(self.holdings.values())
+        plans = {h.name: h.changes(current) for h in holdings}
+        wanted = sorted({rid for changed, _ in plans.values() for rid in changed})
+        vanished = {rid for _, gone in plans.values() for rid in gone}
+        for holding in holdings:
+            gone = plans[holding.name][1]
+            if gone:
+                holding.apply(self.ledger, {}, {}, set(gone))
+                for rid in gone:
+                    self.problems.pop(rid, None)
+        if progress is not None:
+            progress(0, len(wanted))
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            batch, missing = self._read(chunk)
+            for holding in holdings:
+                mine = set(plans[holding.name][0])
+                tokens = {rid: current[rid] for rid in chunk if rid in mine}
+                holding.apply(
+                    self.ledger, {r: v for r, v in batch.items() if r in mine}, tokens, missing & mine
+                )
+            if progress is not None:
+                progress(start + len(chunk), len(wanted))
+        for holding in holdings:
+            if holding.suspect:
+                holding.suspect = False
+                if holding.digest() != holding.index.inputs().digest:
+                    _log.warning("index %s holds records the store does not: rebuilding it", holding.name)
+                    holding.wipe(self.ledger)
+                    return self.catch_up(current, progress)
+        return len(wanted) + len(vanished - set(wanted))
+
+    def written(self, records: Iterable[MemoryRecord]) -> None:
+        """Update every holding with versions this process just wrote.
+
+        The signal moved because of this write, so its new value is taken as quiet and the
+        next refresh need not compare every token. The cost: a write another process made
+        since the last check is seen by the next full check, at most
+        :data:`FULL_CHECK_SECONDS` later, instead of at once.
+        """
+        batch = {record.id: record for record in records}
+        if batch:
+            tokens = self.tokens(only=list(batch))
+            for holding in self.holdings.values():
+                holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))
+            if self._signal is not None and self._last_signal is not None:
+                self._last_signal = self._signal()
+
+    def erased(self, record_ids: Iterable[str]) -> None:
+        """Remove erased records from every holding and purge what each index can purge."""
+        ids = list(record_ids)
+        tokens = self.tokens(only=ids)
+        for holding in self.holdings.values():
+            holding.apply(self.ledger, {}, tokens, set(ids) - set(tokens))
+            purge = getattr(holding.index, "purge", None)
+            if callable(purge):
+                purge()
+
+    def tokens(self, only: list[str] | None = None) -> dict[str, str]:
+        """Return the store's version token per record (of ``only``, if given; absent ids left out).
+
+        A store without ``version_tokens`` is read whole, its version digests standing in.
+        """
+        tokens = getattr(self.store, "version_tokens", None)
+        if callable(tokens):
+            result: dict[str, str] = tokens(only) if only is not None else tokens()
+            return result
+        if only is None:
+            return {r.id: version_digest(r) for r in self.store.list()}
+        found = {}
+        for rid in only:
+            try:
+                found[rid] = version_digest(self.store.get(rid))
+            except RecordNotFound:
+                continue
+        return found
+
+    def _read(self, ids: list[str]) -> tuple[dict[str, MemoryRecord], set[str]]:
+        batch: dict[str, MemoryRecord] = {}
+        missing: set[str] = set()
+        for record_id in ids:
+            try:
+                batch[record_id] = self.store.get(record_id)
+                self.problems.pop(record_id, None)
+            except RecordNotFound:
+                missing.add(record_id)
+            except StoreError as exc:  # unreadable: stops matching by its old text, is reported
+                self.problems[record_id] = exc
+        return batch, missing

@@ -1,0 +1,357 @@
+"""Holdings: the indexes a recipe opens, and what each one holds (issue 4 items 6-7).
+
+:func:`open_index` turns a bm25 or vector :class:`~.recipes.RecipeSpec` into its index
+(:class:`~.fts.FtsIndex` or :class:`~.vectors.VectorIndex`, with the embedder made by
+:func:`make_embedder`) and :func:`fuse` a hybrid's parts into a :class:`~.hybrid.HybridIndex`;
+:func:`unavailable` says, without loading a model, why a recipe cannot be opened here.
+Embedders and indexes are imported only when needed, so a BM25-only Home never imports
+the embedding code, and MiniLM is made once per process (its model loads on first use).
+
+A :class:`Holding` is one index that holds data: its folder ``.cache/indexes/<name>/``, its
+``recipe.json``, and what the :class:`Ledger` says it holds. The ledger is
+``.cache/indexes/state.sqlite`` (one table, WAL): for every index and record, the store's
+cheap version token when the record was last read, and the version digest indexed (``NULL``
+when the record was read but is not indexed: unreadable, or an erasure tombstone). Rows are
+updated per batch in one transaction, so processes sharing a Home see each other's work
+without rewriting a large file; a damaged ledger is replaced by an empty one ("read every
+record again").
+
+Invariants: a holding whose ``recipe.json`` differs from its recipe is emptied before use;
+one whose contents disagree with the ledger is marked ``suspect`` (read everything again,
+then rebuild if still off); :meth:`Holding.apply` updates the index first and the ledger
+after, so a crash only makes a record look changed, never fresh when it is not.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_memory.errors import AgentMemoryError, ConfigError
+from agent_memory.records import MemoryRecord
+from agent_memory.search.base import Embedder, SearchIndex, inputs_digest, version_digest
+from agent_memory.search.recipes import RecipeSpec
+
+__all__ = [
+    "Held",
+    "Holding",
+    "Ledger",
+    "close_index",
+    "fuse",
+    "make_embedder",
+    "open_index",
+    "read_json",
+    "unavailable",
+    "write_json",
+]
+
+_log = logging.getLogger(__name__)
+
+Held = dict[str, tuple[str, str | None]]
+"""``{record id: (version token, version digest or None)}`` for one index."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS held (
+    leaf TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    token TEXT NOT NULL,
+    version TEXT,
+    PRIMARY KEY (leaf, record_id)
+) STRICT, WITHOUT ROWID
+"""
+
+
+class Ledger:
+    """The per-index record of tokens and versions (module docstring), in SQLite or in memory.
+
+    Args:
+        path: ``state.sqlite``, created if absent; ``None`` keeps nothing (in-memory catalogs).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        if path is not None:
+            self._conn = self._connect(path)
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        for attempt in (1, 2):
+            conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute(_SCHEMA)
+                return conn
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                if attempt == 2 or isinstance(exc, sqlite3.OperationalError):
+                    raise
+                # A derived file: any damage means "read every record again".
+                _log.warning("index ledger %s is damaged (%s); starting a new one", path, exc)
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def load(self, leaf: str) -> Held:
+        """Return what ``leaf`` holds, by record id (empty for a new index)."""
+        if self._conn is None:
+            return {}
+        rows = self._conn.execute("SELECT record_id, token, version FROM held WHERE leaf = ?", (leaf,))
+        return {record_id: (token, version) for record_id, token, version in rows}
+
+    def update(self, leaf: str, held: Mapping[str, tuple[str, str | None]], dropped: Iterable[str]) -> None:
+        """Record new ``(token, version)`` pairs of ``leaf`` and forget ``dropped``, in one transaction."""
+        if self._conn is None:
+            return
+        gone = [(leaf, record_id) for record_id in dropped]
+        rows = [(leaf, record_id, token, version) for record_id, (token, version) in held.items()]
+        if not gone and not rows:
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany("DELETE FROM held WHERE leaf = ? AND record_id = ?", gone)
+            self._conn.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?)", rows)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def forget(self, leaf: str) -> None:
+        """Forget everything ``leaf`` held (its index is being rebuilt)."""
+        if self._conn is not None:
+            self._conn.execute("DELETE FROM held WHERE leaf = ?", (leaf,))
+
+    def close(self) -> None:
+        """Close the database."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def read_json(path: Path) -> Any:
+    """Return the JSON in ``path``, or ``None`` when it is absent or unreadable (a cache file)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as indented JSON to ``path`` atomically (temp file, then ``os.replace``)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+
+
+def empty_folder(folder: Path) -> None:
+    """Delete every file in ``folder`` (an index being rebuilt); sub-folders are left alone."""
+    if not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.is_file() or entry.is_symlink():
+            entry.unlink(missing_ok=True)
+
+
+def make_embedder(spec: RecipeSpec) -> Embedder:
+    """Return the embedder of a vector recipe; MiniLM is shared per process (its model loads once).
+
+    Raises:
+        ImportError: MiniLM without the ``embeddings`` extra (the message has the install hint).
+        ConfigError: ``api_key_env`` names an unset variable.
+        EmbeddingError: A configured model or tokenizer file does not exist.
+    """
+    from agent_memory.search import embedders
+
+    options = spec.options
+    if options["embedder"] == "hash":
+        return embedders.HashEmbedder(options["dimensions"])
+    if options["embedder"] == "minilm":
+        return _minilm(options["max_tokens"], options.get("model_path"), options.get("tokenizer_path"))
+    key = None
+    if "api_key_env" in options:
+        key = os.environ.get(options["api_key_env"])
+        if not key:
+            detail = f"the environment variable {options['api_key_env']} is not set"
+            raise ConfigError(detail, field="api_key_env")
+    return embedders.OpenAIEmbedder(
+        options["base_url"],
+        options["model"],
+        api_key=key,
+        dimensions=options.get("dimensions"),
+        timeout=float(options.get("timeout_seconds", 30)),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _minilm(max_tokens: int, model_path: str | None, tokenizer_path: str | None) -> Embedder:
+    from agent_memory.search.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder(max_tokens=max_tokens, model_path=model_path, tokenizer_path=tokenizer_path)
+
+
+def unavailable(spec: RecipeSpec) -> str | None:
+    """Return why ``spec`` cannot be opened on this machine, or ``None`` when it can.
+
+    Checked without loading any model: a MiniLM part needs the ``embeddings`` extra (and its
+    model files, when configured); an OpenAI part with ``api_key_env`` needs that variable set.
+    """
+    for leaf in spec.leaves():
+        embedder = leaf.options.get("embedder")
+        if embedder == "minilm":
+            try:
+                make_embedder(leaf)
+            except (ImportError, AgentMemoryError) as exc:
+                return f"{leaf.name} is unavailable: {exc}"
+        elif embedder == "openai" and "api_key_env" in leaf.options:
+            variable = leaf.options["api_key_env"]
+            if not os.environ.get(variable):
+                return f"{leaf.name} is unavailable: the environment variable {variable} is not set"
+    return None
+
+
+def open_index(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
+    """Open (or create) the index of a bm25 or vector recipe in ``folder`` (``None``: in memory).
+
+    Raises:
+        ImportError, ConfigError, EmbeddingError: As for :func:`make_embedder`.
+        ValueError: ``spec`` is a hybrid.
+    """
+    path: str | Path = ":memory:" if folder is None else folder / "index.sqlite"
+    if spec.kind == "bm25":
+        from agent_memory.search.fts import FtsIndex
+
+        return FtsIndex(path, name=spec.name, mode=spec.options["mode"])
+    if spec.kind == "vector":
+        from agent_memory.search.vectors import VectorIndex
+
+        return VectorIndex(path, make_embedder(spec), name=spec.name)
+    raise ValueError(f"{spec.name} is a hybrid: open its parts")
+
+
+def fuse(spec: RecipeSpec, parts: Sequence[SearchIndex]) -> SearchIndex:
+    """Return the :class:`~.hybrid.HybridIndex` of a hybrid recipe over its opened parts."""
+    from agent_memory.search.hybrid import HybridIndex
+
+    options = spec.options
+    return HybridIndex(
+        parts,
+        method=options["fusion"],
+        k_rrf=options.get("k_rrf", 60),
+        weights=options["weights"],
+        normalise=options.get("normalise", "max"),
+        name=spec.name,
+    )
+
+
+def close_index(index: SearchIndex) -> None:
+    """Close ``index`` if it can be closed."""
+    close = getattr(index, "close", None)
+    if callable(close):
+        close()
+
+
+class Holding:
+    """One index that holds data, its recipe (``None`` when given ready-made) and what it holds.
+
+    Attributes:
+        name: The index's name (its folder under ``.cache/indexes/``).
+        spec: Its recipe, or ``None`` for an index given ready-made.
+        index: The open index.
+        folder: Its folder, or ``None`` in memory.
+        held: What the ledger says it holds: ``{record id: (token, version digest | None)}``.
+        suspect: Its contents disagreed with the ledger: check again after reading everything.
+    """
+
+    def __init__(self, name: str, spec: RecipeSpec | None, index: SearchIndex, folder: Path | None) -> None:
+        self.name, self.spec, self.index, self.folder = name, spec, index, folder
+        self.held: Held = {}
+        self.suspect = False
+
+    @classmethod
+    def open(cls, spec: RecipeSpec, folder: Path | None, ledger: Ledger) -> Holding:
+        """Open the index of ``spec`` in ``folder``: emptied when its ``recipe.json`` differs, else adopted.
+
+        Raises:
+            ImportError, ConfigError, EmbeddingError: As for :func:`open_index`.
+        """
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        holding = cls(spec.name, spec, open_index(spec, folder), folder)
+        if folder is not None and read_json(folder / "recipe.json") != holding.index.recipe.to_json():
+            if (folder / "recipe.json").exists():
+                _log.warning("the recipe of index %s changed: rebuilding it", spec.name)
+            holding.wipe(ledger)
+        else:
+            holding.adopt(ledger)
+        return holding
+
+    def adopt(self, ledger: Ledger) -> None:
+        """Load what the ledger says this index holds; if its contents disagree, mark it suspect."""
+        self.held = ledger.load(self.name)
+        if self.digest() != self.index.inputs().digest:
+            self.held, self.suspect = {}, True
+            ledger.forget(self.name)
+
+    def wipe(self, ledger: Ledger) -> None:
+        """Empty this index: delete its files and reopen it, or (ready-made) remove every id it holds."""
+        ledger.forget(self.name)
+        if self.spec is not None and self.folder is not None:
+            close_index(self.index)
+            empty_folder(self.folder)
+            self.index = open_index(self.spec, self.folder)
+            write_json(self.folder / "recipe.json", self.index.recipe.to_json())
+        else:
+            self.index.remove(list(self.held))
+        self.held, self.suspect = {}, False
+
+    def changes(self, current: Mapping[str, str]) -> tuple[list[str], list[str]]:
+        """Return (ids to read again, ids no longer in the store) against the store's ``current`` tokens."""
+        held = self.held
+        changed = [rid for rid, token in current.items() if rid not in held or held[rid][0] != token]
+        return changed, [rid for rid in held if rid not in current]
+
+    def unreadable(self, current: Mapping[str, str]) -> set[str]:
+        """Return the ids read at their current token but not indexed (unreadable or erased)."""
+        return {
+            rid
+            for rid, (token, version) in self.held.items()
+            if version is None and current.get(rid) == token
+        }
+
+    def digest(self) -> str:
+        """Return the inputs digest this index should report, from the ledger."""
+        return inputs_digest((rid, version) for rid, (_, version) in self.held.items() if version is not None)
+
+    def apply(
+        self, ledger: Ledger, batch: Mapping[str, MemoryRecord], tokens: Mapping[str, str], missing: set[str]
+    ) -> bool:
+        """Hold ``batch`` (erased ones excepted) and nothing for the other ids of ``tokens`` and ``missing``.
+
+        Returns:
+            False when the index could not be updated (an embedding server down): nothing
+            is recorded, so the next refresh tries again.
+        """
+        fresh = [record for record in batch.values() if not record.redacted]
+        versions = {record.id: version_digest(record) for record in fresh}
+        dropped = [rid for rid in tokens if rid not in versions] + sorted(missing)
+        try:
+            if dropped:
+                self.index.remove(dropped)
+            if fresh:
+                self.index.index(fresh)
+        except AgentMemoryError as exc:
+            _log.warning("index %s could not be updated (%s); will retry", self.name, exc)
+            return False
+        update = {rid: (token, versions.get(rid)) for rid, token in tokens.items() if rid not in missing}
+        self.held.update(update)
+        for rid in missing:
+            self.held.pop(rid, None)
+        ledger.update(self.name, update, missing)
+        return True
