@@ -153,7 +153,7 @@ def run(count: int, repeat: int, work: Path) -> list[tuple[str, float, str]]:
         (
             "refresh, nothing changed, full check due",
             timed(catalog.refresh, repeat, due),
-            f"one stat per note, ≤ 1 per {FULL_CHECK_SECONDS:.0f} s",
+            f"a folder listing and a stat per note; ≤ 1 per {FULL_CHECK_SECONDS:.0f} s",
         )
     )
     victims = iter(records)
@@ -241,6 +241,8 @@ def section(count: int, rows: list[tuple[str, float, str]]) -> str:
             "only the notes whose token moved; when the notes folder and the log have not changed it",
             f"skips even that for {FULL_CHECK_SECONDS:.0f} s, so an edit in place (which changes neither) is",
             "seen by the next check, and by the next command a user runs (a new process checks at once).",
+            'A CLI command therefore pays one full check (the row "full check due"); a long-running',
+            "process (the MCP server) pays it at most every few seconds, and nothing after its own writes.",
             "",
             f"Machine: {machine()}.",
             "",

@@ -227,3 +227,13 @@ def test_a_control_the_gate_cannot_read_fails_closed(memory: Memory) -> None:
     with pytest.raises(LogError, match="does not hold a valid withdrawal control") as info:
         memory.recall("anything", now=at(2))
     assert info.value.hint is not None and "fails closed" in info.value.hint
+
+
+def test_an_older_version_is_hidden_when_a_later_one_derives_from_a_withdrawn_record(memory: Memory) -> None:
+    root = memory.remember("Service X listens on port 8080.", source="session-1", now=T0).record_id
+    later = memory.remember("Open port 8080 on the firewall.", source="session-2", now=T0)
+    first = memory.get(later.record_id)
+    memory.store.put(first.evolve(evidence=(root,), updated_at=at(1)))  # evidence added afterwards
+    memory.withdraw(memory_item_ids=[root], reason="wrong service", now=at(1, hours=1))
+    assert recalled(memory, "port 8080", as_of=at(0, hours=12)) == set()
+    assert memory.gate.check(first).exposed  # the first version alone names no withdrawn record

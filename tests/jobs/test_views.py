@@ -4,13 +4,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jobkit import at, make, put, put_dispute, put_superseded, review, snapshot, withdraw
 
 from agent_memory.errors import StoreError
 from agent_memory.home import Home
-from agent_memory.jobs.views import INDEX_MAX_LINES, build_views, check_views, render, topic_of
+from agent_memory.jobs.topics import topic_of
+from agent_memory.jobs.views import INDEX_MAX_LINES, build_views, check_views, render
+from agent_memory.log.inmemory import MemoryLog
 from agent_memory.records import Kind
-from agent_memory.review import ReviewState
+from agent_memory.review import ReviewBook, ReviewState
 
 STATE = {"kind": Kind.STATE, "subject": "host:staging"}
 
@@ -84,7 +88,12 @@ def test_memory_md_shows_only_active_usable_records_with_a_pointer_to_convention
     assert "cache is" not in memory  # disputed: pending cleanup
     assert "1 record(s) are disputed" not in memory and "2 record(s) are disputed" in memory
     sections = [line for line in memory.splitlines() if line.startswith("## ")]
-    assert sections == ["## Rules and preferences", "## Current state", "## Knowledge", "## Not shown here"]
+    assert sections == [
+        "## Rules, procedures and preferences",
+        "## Current state",
+        "## Knowledge",
+        "## Not shown here",
+    ]
     assert memory.index("English") < memory.index("db-4") < memory.index("KUBECONFIG")
 
 
@@ -223,3 +232,39 @@ def test_dates_are_local_days_of_the_homes_zone(home: Home) -> None:
     assert "[2026-11-29] (knowledge) Made at 23:45" in memory
     assert "[2026-11-30] (knowledge) Made at 00:15" in memory
     assert at(0.75).date().isoformat() == "2026-11-29"  # the UTC day would have said otherwise
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),  # tainted
+            st.lists(st.sampled_from(["approve", "reject", "stale", "clear"]), max_size=3),
+            st.sampled_from(["fact", "preference", "procedure"]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(min_value=1, max_value=60),
+)
+def test_memory_md_never_holds_a_record_that_review_has_not_cleared(
+    specs: list[tuple[bool, list[str], str]], budget: int
+) -> None:
+    log = MemoryLog()
+    records = []
+    for n, (tainted, verdicts, kind) in enumerate(specs):
+        record = make(f"Record {n} " + "w" * n, hours=n, type=kind, taint=("external",) if tainted else None)
+        records.append(record)
+        for verdict in verdicts:
+            log.append("review", actor="owner", record_ids=[record.id], details={"verdict": verdict})
+    book = ReviewBook(log)
+    views, stats = build_views(
+        records, book.state_of, lambda r: True, zone=ZoneInfo("UTC"), budget_tokens=budget
+    )
+    memory = views["MEMORY.md"]
+    for record in records:
+        state = book.state_of(record)
+        if state not in ("none", "approved") or state.stale:
+            assert record.id not in memory
+    assert stats.used_tokens <= budget
+    assert stats.shown == sum(record.id in memory for record in records)

@@ -165,7 +165,13 @@ def schedule(print_: str, at: str, home: str | None) -> None:
 
 
 @click.command()
-@click.option("--budget", type=click.IntRange(min=1), default=1000, show_default=True, help="MEMORY.md tokens.")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="MEMORY.md budget in tokens.",
+)
 @click.option("--force", is_flag=True, help="Overwrite views edited by hand (their edits are lost).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a view is out of date or edited.")
 @home_option
@@ -203,5 +209,6 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
 
 def _command() -> list[str]:
     """The argv that starts this agent-memory: the installed script next to this Python, else -m."""
-    found = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or shutil.which("agent-memory")
+    beside = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
+    found = beside or shutil.which("agent-memory")
     return [str(Path(found).absolute())] if found else [sys.executable, "-m", "agent_memory"]

@@ -109,7 +109,7 @@ class GateView:
                 self._refs.setdefault(ref, []).append((cid, f"archive ref {ref}"))
             for ref in scope.source_or_run_refs:
                 self._refs.setdefault(ref, []).append((cid, f"source {ref}"))
-        self._memo: dict[str, Exposure] = {}
+        self._memo: dict[tuple[str, tuple[str, ...]], Exposure] = {}
         self._lock = threading.Lock()
 
     def is_exposed(self, record: MemoryRecord) -> bool:
@@ -117,20 +117,26 @@ class GateView:
         return self.check(record).exposed
 
     def check(self, record: MemoryRecord) -> Exposure:
-        """Decide for ``record`` (any version: the fields the gate reads never change after birth)."""
+        """Decide for ``record`` as given.
+
+        Id, namespace, ``provenance.ref`` and ``sources`` never change after birth, but a later
+        version may add ``evidence``: pass the latest version (as :meth:`Gate.guard` does for
+        an older one) so that derivation added since is seen.
+        """
         if not self.in_force:
             return _EXPOSED
         with self._lock:
             return self._check(record, set())
 
     def _check(self, record: MemoryRecord, visiting: set[str]) -> Exposure:
-        known = self._memo.get(record.id)
+        key = (record.id, record.evidence)
+        known = self._memo.get(key)
         if known is not None:
             return known
         visiting.add(record.id)
         verdict = self._direct(record) or self._derived(record, visiting)
         visiting.discard(record.id)
-        self._memo[record.id] = verdict
+        self._memo[key] = verdict
         return verdict
 
     def _direct(self, record: MemoryRecord) -> Exposure | None:
@@ -236,13 +242,23 @@ class Gate:
         """Wrap a version lookup so that a withdrawn record reads as absent (``None``).
 
         The controls are read once, when the guard is made: use one guard per read
-        (a recall), so every record of it is judged against the same controls.
+        (a recall), so every record of it is judged against the same controls. While a
+        withdrawal is in force, an older version (``as_of``) is judged with the latest
+        version's ``evidence`` too: current withdrawals always apply (DESIGN.md §9 "Time").
         """
         view = self.view()
 
         def exposed_version(record_id: str) -> MemoryRecord | None:
             record = lookup(record_id)
-            return record if record is None or view.is_exposed(record) else None
+            if record is None or not view.in_force:
+                return record
+            if not view.is_exposed(record):
+                return None
+            try:
+                latest = self._store.get(record_id)
+            except StoreError:
+                return record  # the version given was readable and is exposed
+            return record if latest.evidence == record.evidence or view.is_exposed(latest) else None
 
         return exposed_version
 

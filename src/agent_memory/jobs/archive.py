@@ -16,8 +16,8 @@ One run, under the Home's writer lock:
 
 Invariants: an archive file is exactly the concatenation of the segments the log names for
 it, so an edit anywhere (a changed, added or removed byte, a deleted file, a file no run
-wrote) is detected by :func:`check_archive` and reported, never repaired; a run refuses to
-append to a file that fails the check. A run interrupted after step 4 is rolled forward by
+wrote) is detected by :func:`check_archive` (:mod:`.ledger`) and reported, never repaired; a
+run refuses to append to a file that fails the check. A run interrupted after step 4 is rolled forward by
 the next one (the segments are rebuilt from the unchanged inbox and must match the logged
 digests), never back. The log holds digests and ids, never item text (DESIGN.md §9).
 """
@@ -118,7 +118,9 @@ def archive_inbox(home: Home, *, now: datetime | None = None, actor: str | None 
             )
         parsed = parse_inbox(inbox)
         if parsed.problems:
-            listed = "; ".join(str(problem) for problem in parsed.problems)
+            listed = "; ".join(str(problem) for problem in parsed.problems[:10])
+            if len(parsed.problems) > 10:
+                listed += f"; and {len(parsed.problems) - 10} more"
             raise RecordError(
                 f"{len(parsed.problems)} malformed line(s), nothing archived: {listed}",
                 path=str(inbox_path),

@@ -1,10 +1,11 @@
-"""The text of the generated views: ``MEMORY.md``, ``index.md`` and ``topics/*.md`` (seed 000 §8-§11).
+"""The text of ``MEMORY.md`` and ``index.md``, and the rows every view shares (seed 000 §8-§10).
 
 Pure functions of the entries :mod:`agent_memory.jobs.views` selected (record, review state,
 topic) and the Home's time zone: no clock, no file system, no salience, so the same notes
 and log always give the same bytes. Every date is the record's local day in the Home's zone
 (:mod:`agent_memory.jobs.inbox` date policy). Bodies of several lines keep them, indented,
-so no body line can pass for a row, a heading or the digest footer.
+so no body line can pass for a row, a heading or the digest footer. Topic pages are built
+in :mod:`agent_memory.jobs.topics` from the same rows.
 
 Rows follow seed 000 §11 (``- [YYYY-MM-DD] (kind) text Source: ref.``) extended like the
 recall prompt block: the subject of a state record, the record id, and its status marks.
@@ -12,9 +13,6 @@ recall prompt block: the subject of a state record, the record id, and its statu
 
 from __future__ import annotations
 
-import json
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,21 +22,20 @@ from typing import TYPE_CHECKING
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
 
 if TYPE_CHECKING:
+    from agent_memory.jobs.topics import TopicSummary
     from agent_memory.jobs.views import Entry
 
 __all__ = [
     "CATEGORIES",
     "GENERATED",
     "HotStats",
-    "TopicSummary",
     "category",
+    "day_of",
     "hot_order",
     "index_page",
     "memory_page",
+    "newest_first",
     "row",
-    "slugify",
-    "summarize",
-    "topic_page",
 ]
 
 GENERATED = (
@@ -46,17 +43,6 @@ GENERATED = (
     "overwrite a hand edit; change memory with remember, edit or review. -->"
 )
 CATEGORIES = ("current", "cleanup", "review", "history")
-_WORD = re.compile(r"\w{4,}")
-_ARCHIVE_DAY = re.compile(r"\Aarchive/(\d{4}-\d{2}-\d{2})\.md(?:#|\Z)")
-# Frequent words of four letters or more that say nothing about when to read a topic.
-_STOPWORD_TEXT = (
-    "about after again also because been before being both could does doing each from have having here "
-    "into just like made more most much must only other over same should some such than that "
-    "their them then there these they this those through under until very were what when where "
-    "which while will with would your uses used using"
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_MAX_TRIGGERS = 12
 _RECENT = 10
 _SECTION_CAP = 20
 
@@ -82,32 +68,6 @@ class HotStats:
     review: int
 
 
-@dataclass(frozen=True, slots=True)
-class TopicSummary:
-    """What the index says about one topic page.
-
-    Attributes:
-        slug: File stem under ``topics/``.
-        title: Human title (the slug, spaced and capitalised).
-        triggers: When to read it: subjects, co-occurring tags, then frequent words.
-        counts: Entries per :data:`CATEGORIES` word.
-        last_updated: Latest local day any of its records changed.
-        source_dates: Days of its sources (archive anchor days, else the day the record was made).
-    """
-
-    slug: str
-    title: str
-    triggers: tuple[str, ...]
-    counts: dict[str, int]
-    last_updated: date
-    source_dates: tuple[date, ...]
-
-    @property
-    def path(self) -> str:
-        """The page's path relative to the Home root."""
-        return f"topics/{self.slug}.md"
-
-
 def category(entry: Entry) -> str:
     """Return where an entry belongs: ``current``, ``cleanup``, ``review`` or ``history``.
 
@@ -123,31 +83,6 @@ def category(entry: Entry) -> str:
     if record.state is State.TRANSITIONAL or review.stale or record.flagged:
         return "cleanup"
     return "current"
-
-
-def summarize(slug: str, entries: Sequence[Entry], zone: tzinfo) -> TopicSummary:
-    """Return the :class:`TopicSummary` of one topic's entries (at least one)."""
-    counts = Counter(category(entry) for entry in entries)
-    usable = [e for e in entries if category(e) in ("current", "cleanup")]
-    triggers: list[str] = sorted({e.record.subject for e in usable if e.record.subject})
-    tags = Counter(tag for e in usable for tag in e.record.tags if slugify(tag) != slug)
-    triggers += [tag for tag, _ in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))]
-    words = Counter(
-        word
-        for e in usable
-        for word in _WORD.findall(e.record.body.casefold())
-        if word not in _STOPWORDS and not word.isdigit()
-    )
-    triggers += [word for word, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
-    unique = list(dict.fromkeys(t for t in triggers if t))[:_MAX_TRIGGERS] or [slug]
-    return TopicSummary(
-        slug=slug,
-        title=slug.replace("-", " ").capitalize(),
-        triggers=tuple(unique),
-        counts={word: counts.get(word, 0) for word in CATEGORIES},
-        last_updated=max(_day(e.record.updated_at or e.record.created_at, zone) for e in entries),
-        source_dates=tuple(sorted({_source_day(e.record, zone) for e in entries})),
-    )
 
 
 def memory_page(entries: Sequence[Entry], stats: HotStats, *, zone: tzinfo) -> str:
@@ -168,14 +103,14 @@ def memory_page(entries: Sequence[Entry], stats: HotStats, *, zone: tzinfo) -> s
         "Every item is testimony, not fact: weigh its date and source before acting on it.",
     ]
     sections = (
-        ("Rules and preferences", [e for e in entries if _hot_tier(e.record) == 0]),
+        ("Rules, procedures and preferences", [e for e in entries if _hot_tier(e.record) == 0]),
         ("Current state", [e for e in entries if _hot_tier(e.record) == 1]),
         ("Knowledge", [e for e in entries if _hot_tier(e.record) == 2]),
     )
     for title, chosen in sections:
         if chosen:
             lines += ["", f"## {title}", ""]
-            lines += [row(entry, zone) for entry in _newest_first(chosen)]
+            lines += [row(entry, zone) for entry in newest_first(chosen)]
     if not entries:
         lines += ["", "Nothing to autoload yet."]
     notes = []
@@ -255,60 +190,11 @@ def index_page(
     return "\n".join(lines[:max_lines]) + "\n"
 
 
-def topic_page(summary: TopicSummary, entries: Sequence[Entry], *, zone: tzinfo) -> str:
-    """Return one topic page (seed 000 §11): frontmatter, summary, and its entries by category.
-
-    Frontmatter values are JSON (valid YAML), so no value can be misread. Sections: facts and
-    lessons (current), pending cleanup (disputes side by side, stale marks, flagged rules),
-    awaiting review (quarantined, marked), history (superseded, archived, rejected; kept as
-    history, never dropped).
-    """
-
-    def dump(value: object) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    counts = summary.counts
-    lines = [
-        "---",
-        f"title: {dump(summary.title)}",
-        'layer: "warm"',
-        f"triggers: {dump(list(summary.triggers))}",
-        f"last_updated: {dump(summary.last_updated.isoformat())}",
-        f"source_dates: {dump([d.isoformat() for d in summary.source_dates])}",
-        "---",
-        GENERATED,
-        f"# {summary.title}",
-        "",
-        "## Summary",
-        "",
-        f"Read when the task involves: {', '.join(summary.triggers)}. "
-        f"{counts['current']} current item(s), {counts['cleanup']} disputed or marked, "
-        f"{counts['review']} awaiting review, {counts['history']} in history.",
-    ]
-    by_category = {word: [e for e in entries if category(e) == word] for word in CATEGORIES}
-    titles = {
-        "current": "Facts and lessons",
-        "cleanup": "Pending cleanup",
-        "review": "Awaiting review",
-        "history": "History",
-    }
-    for word in CATEGORIES:
-        chosen = by_category[word]
-        if not chosen:
-            continue
-        lines += ["", f"## {titles[word]}", ""]
-        if word == "cleanup":
-            lines += _cleanup_rows(chosen, zone)
-        else:
-            lines += [row(e, zone) for e in _newest_first(chosen)]
-    return "\n".join(lines) + "\n"
-
-
 def row(entry: Entry, zone: tzinfo, indent: str = "") -> str:
     """Return one item row: ``- [day] (kind subject) body Source: ref. · id`` and its status marks."""
     record = entry.record
-    start = _day(record.effective_valid_from, zone).isoformat()
-    dates = f"{start} → {_day(record.valid_to, zone).isoformat()}" if record.valid_to else start
+    start = day_of(record.effective_valid_from, zone).isoformat()
+    dates = f"{start} → {day_of(record.valid_to, zone).isoformat()}" if record.valid_to else start
     label = record.effective_kind.value + (f" {record.subject}" if record.subject else "")
     if record.effective_namespace != "default":
         label += f", {record.effective_namespace}"
@@ -335,29 +221,6 @@ def _marks(entry: Entry) -> str:
     if record.flagged:
         marks.append(f"flagged: {record.flag_reason}")
     return f" ← {'; '.join(marks)}" if marks else ""
-
-
-def _cleanup_rows(entries: Sequence[Entry], zone: tzinfo) -> list[str]:
-    by_id = {e.record.id: e for e in entries}
-    lines: list[str] = []
-    done: set[str] = set()
-    for entry in _newest_first(entries):
-        record = entry.record
-        if record.id in done:
-            continue
-        if record.transition is None:
-            lines.append(row(entry, zone))
-            done.add(record.id)
-            continue
-        sides = [by_id[s] for s in record.transition.sides if s in by_id]
-        done.update(record.transition.sides)
-        header = f"Conflict on `subject: {record.subject}`:" if record.subject else "Conflict (knowledge):"
-        lines.append(f"- {header}")
-        lines += [row(side, zone, "  ") for side in sides]
-        lines += [
-            f"  - the other side, {s}, is in another topic" for s in record.transition.sides if s not in by_id
-        ]
-    return lines
 
 
 def _dispute_leaders(entries: Iterable[Entry]) -> list[Entry]:
@@ -395,7 +258,7 @@ def _recent_row(entry: Entry, zone: tzinfo) -> str:
     text = " ".join(record.body.split())
     summary = text if len(text) <= 80 else text[:79].rstrip() + "…"
     status = "" if record.state is State.ACTIVE else f" ({record.state.value})"
-    day = _day(record.updated_at or record.created_at, zone).isoformat()
+    day = day_of(record.updated_at or record.created_at, zone).isoformat()
     return f"- [{day}] ({label}) {summary}{status} → topics/{entry.topic}.md"
 
 
@@ -429,26 +292,11 @@ def hot_order(entries: Iterable[Entry]) -> list[Entry]:
     )
 
 
-def _newest_first(entries: Iterable[Entry]) -> list[Entry]:
+def newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    """Return entries by start of valid time, newest first, then by id."""
     return sorted(entries, key=lambda e: (-e.record.effective_valid_from.timestamp(), e.record.id))
 
 
-def _day(moment: datetime, zone: tzinfo) -> date:
+def day_of(moment: datetime, zone: tzinfo) -> date:
+    """Return the local day of an aware time in ``zone`` (the views' date policy)."""
     return moment.astimezone(zone).date()
-
-
-def _source_day(record: MemoryRecord, zone: tzinfo) -> date:
-    for ref in (record.provenance.ref, *(record.sources or ())):
-        match = _ARCHIVE_DAY.match(ref or "")
-        if match:
-            try:
-                return date.fromisoformat(match[1])
-            except ValueError:
-                continue
-    return _day(record.created_at, zone)
-
-
-def slugify(word: str) -> str:
-    """Return a topic file stem: NFC, case-folded, runs of non-word characters as ``-``, ≤ 60 characters."""
-    slug = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", word).casefold()).strip("-")
-    return slug[:60].strip("-") or "misc"

@@ -10,10 +10,9 @@ What each view may show (DESIGN.md §3, §7, §9):
   preferences first, then state, then other knowledge; newest valid time first; id) with whole
   records while the bodies fit the token budget (4 characters per token, seed 001). A tainted,
   unreviewed record never reaches it;
-- topic pages group records deterministically by :func:`topic_of`: the record's first tag;
-  else, for a ``state`` record, its subject up to the first ``:`` (``host:staging`` → ``host``);
-  else its type (``facts``, ``episodes``, ``procedures``, ``rules``); quarantined records
-  appear there marked, superseded and archived ones as history.
+- topic pages group records deterministically by :func:`~agent_memory.jobs.topics.topic_of`
+  (first tag; else a state record's subject prefix, ``host:staging`` → ``host``; else the
+  type); quarantined records appear there marked, superseded and archived ones as history.
 
 Invariants: rendering reads only ``notes/``, the log and the ``archive/`` listing, never a
 clock or a cache, so rendering twice gives identical bytes and every view can be deleted and
@@ -44,12 +43,10 @@ from agent_memory.jobs.pages import (
     hot_order,
     index_page,
     memory_page,
-    slugify,
-    summarize,
-    topic_page,
 )
+from agent_memory.jobs.topics import summarize, topic_of, topic_page
 from agent_memory.recall import approx_tokens
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.records import MemoryRecord, State
 from agent_memory.review import ReviewBook, ReviewState
 
 __all__ = [
@@ -64,7 +61,6 @@ __all__ = [
     "exposed",
     "render",
     "seal",
-    "topic_of",
 ]
 
 DEFAULT_BUDGET_TOKENS = 1000
@@ -73,12 +69,6 @@ INDEX_MAX_LINES = 200
 """``index.md`` never exceeds this many lines before its footer (seed 000 §10)."""
 
 _FOOTER_LINE = re.compile(rb"^<!-- agent-memory:digest sha256=([0-9a-f]{64}) -->\n", re.MULTILINE)
-_TYPE_TOPICS = {
-    RecordType.FACT: "facts",
-    RecordType.EPISODE: "episodes",
-    RecordType.PROCEDURE: "procedures",
-    RecordType.RULE: "rules",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +158,6 @@ def autoloaded(entry: Entry) -> bool:
         and entry.review in ("none", "approved")
         and not entry.review.stale
     )
-
-
-def topic_of(record: MemoryRecord) -> str:
-    """Return the topic stem of a record (rules in the module docstring)."""
-    if record.tags:
-        return slugify(record.tags[0])
-    if record.effective_kind is Kind.STATE and record.subject:
-        return slugify(record.subject.split(":", 1)[0])
-    return _TYPE_TOPICS[record.type]
 
 
 def build_views(
