@@ -168,6 +168,26 @@ def test_erased_expectations_are_skipped_with_a_note(memory: Memory) -> None:
     assert report.summary().startswith("recall@k 1.000: 1 of 1 found, 1 skipped")
 
 
+def test_withdrawn_expectations_are_skipped_with_a_note(memory: Memory) -> None:
+    backups = find(memory, "Hamburg")
+    control = memory.withdraw(memory_item_ids=[backups], reason="moved to the archive", now=T0)
+    report = run_golden(
+        memory,
+        [
+            GoldenQuestion(1, "backups Hamburg", expect_id=backups),
+            GoldenQuestion(2, "backups", contains="hamburg office"),
+            GoldenQuestion(3, "tea", contains="tea"),
+        ],
+        now=NOW,
+    )
+    assert [(o.verdict, o.note) for o in report.outcomes] == [
+        ("skipped", f"{backups} is withdrawn by {control.withdrawal_id} (record id)"),
+        ("skipped", "every record containing this text is withdrawn"),
+        ("found", ""),
+    ]
+    assert (report.found, report.evaluated, report.count("skipped")) == (1, 1, 2)
+
+
 def test_misses_say_why(memory: Memory) -> None:
     archived = find(memory, "release branch")
     memory.archive(archived, "no longer true", now=T0)

@@ -9,7 +9,8 @@
       expect: {contains: tea}                        # a record whose body contains this text
 
 An expected id is followed through ``superseded_by`` to its live successor (a corrected
-fact is still the answer); an erased record is skipped with a note. A question is *found*
+fact is still the answer); an erased or withdrawn record is skipped with a note, and so is
+a ``contains`` question whose every matching record is withdrawn. A question is *found*
 when its record is among the first ``k`` records :meth:`Memory.recall
 <agent_memory.memory.Memory.recall>` returns; recall@k is found ÷ (found + missed).
 ``contains`` compares case-folded NFC text.
@@ -81,7 +82,7 @@ class GoldenOutcome:
 
     Attributes:
         question: The question.
-        verdict: ``found``, ``missed`` or ``skipped`` (erased expectation).
+        verdict: ``found``, ``missed`` or ``skipped`` (erased or withdrawn expectation).
         rank: The expected record's place in the recall (from 1) when found.
         target: The record looked for after following ``superseded_by`` (id questions).
         note: Why it was missed or skipped, and any successor followed.
@@ -309,10 +310,12 @@ def _judge(memory: Memory, question: GoldenQuestion, now: datetime | None) -> Go
         ):
             return GoldenOutcome(question, "found", rank, target or record.id, note)
     why = f"not in the top {question.k}"
-    if question.contains is not None and not any(
-        _fold(question.contains) in _fold(r.body) for r in memory.catalog.readable_records()
-    ):
-        why = "no record contains this text"
+    if question.contains is not None:
+        holders = [r for r in memory.catalog.readable_records() if _fold(question.contains) in _fold(r.body)]
+        if holders and not any(memory.gate.is_exposed(r) for r in holders):
+            return GoldenOutcome(question, "skipped", note="every record containing this text is withdrawn")
+        if not holders:
+            why = "no record contains this text"
     elif target is not None:
         state = memory.get(target).state.value
         why += "" if state in ("active", "transitional") else f" (the record is {state})"
@@ -334,5 +337,8 @@ def _follow(memory: Memory, record_id: str) -> tuple[str | None, str, bool]:
         successor = record.superseded_by
         if successor is None or successor in chain:
             note = f"followed {' → '.join(chain)}" if len(chain) > 1 else ""
+            exposure = memory.gate.check(record)
+            if not exposure.exposed:
+                return record.id, "; ".join(filter(None, [note, f"{record.id} is {exposure.reason}"])), True
             return record.id, note, False
         chain.append(successor)

@@ -22,6 +22,7 @@ from fg_agent_id import KeyPair
 from agent_memory.errors import ProposalError, RecordError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.gate import Gate
+from agent_memory.governance.erasing import ErasureMethods
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
@@ -84,7 +85,7 @@ class RememberResult:
         }
 
 
-class Memory(WithdrawalMethods):
+class Memory(WithdrawalMethods, ErasureMethods):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
     Withdrawal and reinstatement (``withdraw``, ``reinstate``, ``controls``) come from
@@ -178,6 +179,7 @@ class Memory(WithdrawalMethods):
             writer_lock=home.writer_lock,
             **options,
         )
+        memory.home = home
         memory.roll_forward()
         return memory
 

@@ -1,10 +1,11 @@
 """The project's own golden recall set (issue 4 item 7): a small realistic Home and its golden.yaml.
 
-A team's working memory of 26 notes (infrastructure, people, procedures, preferences), one
-fact corrected by a newer one and one secret erased, asked 15 questions in the words a
-user would use. Every question must be found within its k by the BM25 recipe and, when the
-``embeddings`` extra is installed, by the default hybrid; the erased one is skipped. A
-change to tokenizing, fusion, scoring or recall that loses one of them fails here.
+A team's working memory of 25 notes (infrastructure, people, procedures, preferences), one
+fact corrected by a newer one, one secret erased and one note withdrawn, asked 16 questions
+in the words a user would use. Every question must be found within its k by the BM25 recipe
+and, when the ``embeddings`` extra is installed, by the default hybrid; the erased and the
+withdrawn ones are skipped. A change to tokenizing, fusion, scoring, recall or the gate that
+loses one of them fails here.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ QUESTIONS = """\
   expect: {{contains: "1.31"}}
 - query: admin password of the test cluster
   expect: {secret}
+- query: When was the old Jenkins server switched off?
+  expect: {{contains: ci-1}}
 """
 
 
@@ -103,6 +106,8 @@ def build_home(path: Path, recipes: tuple[str, ...]) -> Path:
         secret = ids[NOTES.index(next(n for n in NOTES if "hunter2" in n))]
         memory.store.erase(secret, "a secret does not belong in memory")  # type: ignore[attr-defined]
         memory.catalog.erased([secret])
+        jenkins = ids[NOTES.index(next(n for n in NOTES if "Jenkins" in n))]
+        memory.withdraw(memory_item_ids=[jenkins], reason="under review", now=T0 + timedelta(days=31))
     (path / "golden.yaml").write_text(QUESTIONS.format(staging=ids[0], secret=secret), encoding="utf-8")
     return path
 
@@ -122,12 +127,12 @@ def test_every_golden_question_is_found(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     home = build_home(tmp_path / "home", recipes)
     questions = load_golden(home / "golden.yaml")
-    assert len(questions) == 15
+    assert len(questions) == 16
     with Memory.open(home) as memory:
         assert memory.catalog.active == recipes
         report = run_golden(memory, questions, now=T0 + timedelta(days=60))
     misses = [o.to_json() for o in report.outcomes if o.verdict == "missed"]
     assert not misses, f"{report.summary()}\n" + "\n".join(map(str, misses))
-    assert (report.found, report.count("skipped"), report.recall) == (14, 1, 1.0)
+    assert (report.found, report.count("skipped"), report.recall) == (14, 2, 1.0)
     followed = report.outcomes[0]
     assert followed.note.startswith("followed ") and "db-5" in memory.get(str(followed.target)).body

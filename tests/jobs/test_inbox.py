@@ -138,6 +138,7 @@ just a thought
 - [2026-11-30] [mem-2026-11-29-005] (knowledge) Dates disagree. Source: s.
 - [2026-11-29] [mem-2026-11-29-001] (knowledge) Duplicate id. Source: s.
 ## Notes
+- [2026-11-29] [mem-2026-11-29-007] (knowledge) Bad taint. Source: s. Taint: not a label.
 - [2026-11-29] [mem-2026-11-29-006] (state) Port is 8080. Subject: svc:port. Source: explicit user preference
 """
 
@@ -146,14 +147,15 @@ def test_malformed_lines_are_reported_with_line_numbers_and_kept(home: Home) -> 
     (home.root / "inbox.md").write_text(INBOX_WITH_PROBLEMS, encoding="utf-8")
     parsed = read_inbox(home)
     assert [(p.line, p.raw) for p in parsed.problems] == [
-        (n, INBOX_WITH_PROBLEMS.splitlines()[n - 1]) for n in (4, 5, 6, 7, 8, 9, 10)
+        (n, INBOX_WITH_PROBLEMS.splitlines()[n - 1]) for n in (4, 5, 6, 7, 8, 9, 10, 11)
     ]
     reasons = [p.reason for p in parsed.problems]
     assert "Source" in reasons[1] and "Subject" in reasons[2] and "unknown kind" in reasons[3]
     assert (
         "different days" in reasons[4] and reasons[5] == "duplicate id mem-2026-11-29-001 (first on line 3)"
     )
-    assert [item.line for item in parsed.items] == [3, 11]
+    assert "malformed Taint" in reasons[7]  # never read as untainted
+    assert [item.line for item in parsed.items] == [3, 12]
     assert parsed.items[1].source == "explicit user preference" and parsed.items[1].subject == "svc:port"
     assert (home.root / "inbox.md").read_text(encoding="utf-8") == INBOX_WITH_PROBLEMS
 

@@ -185,8 +185,8 @@ def golden(recipes: tuple[str, ...], home: str | None, as_json: bool) -> None:
     """Run golden.yaml's questions through recall; print recall@k and the misses.
 
     Each question's record (by id, followed through superseded_by, or by a text it
-    contains) must be within the top k records (k from the entry, default 5); erased
-    records are skipped with a note. Exit status 1 when any question is missed.
+    contains) must be within the top k records (k from the entry, default 5); erased and
+    withdrawn records are skipped with a note. Exit status 1 when any question is missed.
     (Issue 4 item 7; DESIGN.md §9 "Golden recall".)
     """
     from agent_memory.errors import ConfigError

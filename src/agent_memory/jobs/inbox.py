@@ -331,6 +331,8 @@ def _parse_line(line: str, number: int, raw: str) -> InboxItem | str:
     source = _strip_period(source).strip()
     if not source:
         return "empty Source"
+    if " Taint: " in source:
+        return "malformed Taint: labels are 1-64 letters, digits, '.', '_' or '-', separated by ', '"
     subject = None
     if kind is Kind.STATE:
         head, found, subject = head.rpartition(" Subject: ")
