@@ -103,3 +103,14 @@ def test_show_without_a_home_says_how_to_make_one(cli: Cli) -> None:
     assert result.returncode == 3
     assert "not a Home" in result.stderr.splitlines()[0]
     assert result.stderr.splitlines()[1] == "hint: create one with: agent-memory init PATH"
+
+
+def test_list_prints_one_line_per_record_and_filters(cli: Cli, home: Path) -> None:
+    listed = cli("list", "--home", str(home))
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 3
+    state_only = json.loads(
+        cli("list", "--kind", "state", "--state", "active", "--json", "--home", str(home)).stdout
+    )
+    assert [r["subject"] for r in state_only] == ["host:staging"]
+    assert cli("list", "--state", "bogus", "--home", str(home)).returncode == 2

@@ -21,7 +21,7 @@ from agent_memory.cli.jobs import archive_inbox, capture, inbox, render, schedul
 from agent_memory.cli.log import log
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.migrate import migrate
-from agent_memory.cli.records import history, show
+from agent_memory.cli.records import history, list_, show
 from agent_memory.cli.search import golden, reindex
 from agent_memory.cli.serve import serve
 from agent_memory.cli.transfer import export_, import_
@@ -50,6 +50,7 @@ for command in (
     archive_,
     status,
     show,
+    list_,
     history,
     log,
     export_,

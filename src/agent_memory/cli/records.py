@@ -1,10 +1,16 @@
-"""``agent-memory show`` and ``history``: read one record, or every version of it (seed 001 stores)."""
+"""``agent-memory show``, ``history`` and ``list``: read records and their versions (seed 001 stores)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+
+if TYPE_CHECKING:
+    from agent_memory.records import MemoryRecord
+    from agent_memory.stores.files import FileStore
 
 
 @click.command()
@@ -37,3 +43,69 @@ def history(record_id: str, home: str | None, as_json: bool) -> None:
         reason = f"  ({version.state_reason})" if version.state_reason else ""
         link = f"  -> {version.superseded_by}" if version.superseded_by else ""
         click.echo(f"{number:>6}  {version.updated_at.isoformat()}  {version.state.value}{link}{reason}")
+
+
+@click.command(name="list")
+@click.option(
+    "--state", type=click.Choice(["active", "superseded", "transitional", "archived"]), default=None
+)
+@click.option("--type", "type_", type=click.Choice(["fact", "episode", "procedure", "rule"]), default=None)
+@click.option("--tag", default=None, help="Only records with this tag.")
+@click.option("--kind", type=click.Choice(["state", "knowledge"]), default=None)
+@click.option("--subject", default=None, help="Only state records with this exact subject.")
+@click.option("--namespace", default=None, help="Only this namespace.")
+@home_option
+@json_option
+def list_(
+    state: str | None,
+    type_: str | None,
+    tag: str | None,
+    kind: str | None,
+    subject: str | None,
+    namespace: str | None,
+    home: str | None,
+    as_json: bool,
+) -> None:
+    """List the latest version of every record matching the filters, oldest first (by created_at, id).
+
+    One line per record: id, state, kind[:subject], the local date of its valid time and the
+    first 80 characters of its body. Unreadable notes are skipped and named on stderr.
+    """
+    from agent_memory.records import Kind, RecordType, State
+    from agent_memory.stores.base import filter_records
+
+    store = open_home(home).store()
+    records, problems = _readable(store)
+    selected = filter_records(
+        records,
+        state=State(state) if state else None,
+        type=RecordType(type_) if type_ else None,
+        tag=tag,
+        kind=Kind(kind) if kind else None,
+        subject=subject,
+        namespace=namespace,
+    )
+    for problem in problems:
+        click.echo(f"unreadable: {problem}", err=True)
+    if as_json:
+        echo_json([r.to_wire() for r in selected])
+        return
+    for record in selected:
+        label = record.effective_kind.value + (f":{record.subject}" if record.subject else "")
+        body = record.body.replace("\n", " ")
+        body = body if len(body) <= 80 else body[:79] + "…"
+        day = record.effective_valid_from.date().isoformat()
+        click.echo(f"{record.id}  {record.state.value:<12} {label:<24} {day}  {body}")
+
+
+def _readable(store: FileStore) -> tuple[list[MemoryRecord], list[str]]:
+    """Read every record's latest version, collecting unreadable notes instead of stopping."""
+    from agent_memory.errors import StoreError
+
+    records, problems = [], []
+    for record_id in sorted(store.version_tokens()):
+        try:
+            records.append(store.get(record_id))
+        except StoreError as exc:
+            problems.append(str(exc))
+    return records, problems
