@@ -21,8 +21,8 @@ from fg_agent_id import KeyPair
 
 from agent_memory.errors import ProposalError, RecordError
 from agent_memory.governance.actors import Actors
-from agent_memory.governance.gate import Gate
 from agent_memory.governance.erasing import ErasureMethods
+from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition

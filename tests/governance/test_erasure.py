@@ -1,4 +1,4 @@
-"""Authorized erasure: every holder is processed and the receipt agrees with a scan of the Home (seed 000 §12.3)."""
+"""Authorized erasure: the receipt agrees with a scan of the whole Home (seed 000 §12.3)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from agent_memory.search.recipes import SearchSettings, splice_search
 from agent_memory.transfer import export_memory_file
 from memory.conftest import T0, at
 
-SECRET = "Zanzibar-quokka-7731 lives at the old lighthouse"
+UNIQUE = "Zanzibar-quokka-7731 lives at the old lighthouse"
 
 
 def make_home(path: Path, *, git: bool) -> Path:
@@ -38,7 +38,10 @@ def scan(root: Path, needle: str) -> set[str]:
     }
     if (root / ".git").exists():
         out = subprocess.run(
-            ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=root, capture_output=True, check=True
+            [shutil.which("git") or "git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=root,
+            capture_output=True,
+            check=True,
         ).stdout
         if data in out:
             found.add("git-history")
@@ -50,7 +53,12 @@ def not_completed(receipt: ErasureReceipt) -> set[str]:
 
 
 def owner_of(path: str) -> str:
-    if path.startswith("archive/") or "/" not in path or path == ".cache/salience.json" or path == "git-history":
+    if (
+        path.startswith("archive/")
+        or "/" not in path
+        or path == ".cache/salience.json"
+        or path == "git-history"
+    ):
         return path
     return path.split("/")[0] + "/"
 
@@ -60,20 +68,20 @@ def test_erased_text_is_gone_everywhere_the_receipt_says_and_nowhere_else(tmp_pa
     root = make_home(tmp_path / "home", git=True)
     with Memory.open(root) as memory:
         kept = memory.remember("The staging host is db-2.", source="session-1", now=T0).record_id
-        gone = memory.remember(SECRET, source="session-1", tags=("places",), now=T0).record_id
+        gone = memory.remember(UNIQUE, source="session-1", tags=("places",), now=T0).record_id
         assert memory.recall("Zanzibar quokka lighthouse", now=at(1)).ids  # indexed and touched
         exported = export_memory_file(memory.store, keys=memory.identity, now=at(1), log=memory.log)
         (root / "exports").mkdir()
         (root / "exports" / "all.json").write_bytes(exported.dumps())
         Home.open(root).commit("before erasure")
-        assert "git-history" in scan(root, SECRET)
+        assert "git-history" in scan(root, UNIQUE)
 
         receipt = memory.erase([gone], reason="user request", authority="ticket-42", now=at(2))
 
     assert receipt.erasure_id == "memerase-2026-11-03-001"
     assert receipt.scope_refs == (gone,)
-    assert SECRET not in json.dumps(receipt.to_wire()) and "Zanzibar" not in json.dumps(receipt.to_wire())
-    remaining = scan(root, SECRET)
+    assert UNIQUE not in json.dumps(receipt.to_wire()) and "Zanzibar" not in json.dumps(receipt.to_wire())
+    remaining = scan(root, UNIQUE)
     # Where the text still is <=> a holder that is not completed.
     assert {owner_of(path) for path in remaining} == not_completed(receipt)
     assert remaining == {"git-history"}
@@ -92,21 +100,21 @@ def test_erased_text_is_gone_everywhere_the_receipt_says_and_nowhere_else(tmp_pa
             assert gone not in reopened.recall("Zanzibar quokka lighthouse", now=at(3)).ids
             assert list(reopened.recall("staging host", now=at(3)).ids) == [kept]
             assert reopened.get(gone).redacted
-    assert scan(root, SECRET) == {"git-history"}
+    assert scan(root, UNIQUE) == {"git-history"}
 
 
 def test_a_home_without_git_reports_every_holder_completed(tmp_path: Path) -> None:
     root = make_home(tmp_path / "home", git=False)
     with Memory.open(root) as memory:
-        gone = memory.remember(SECRET, source="s", now=T0).record_id
+        gone = memory.remember(UNIQUE, source="s", now=T0).record_id
         receipt = memory.erase([gone], reason="user request", authority="ada", now=at(1))
-    assert receipt.complete and scan(root, SECRET) == set()
+    assert receipt.complete and scan(root, UNIQUE) == set()
     assert "git-history" not in {h.holder_ref for h in receipt.holders}
 
 
 def test_dependents_are_listed_and_erased_only_when_passed(memory: Memory) -> None:
-    gone = memory.remember(SECRET, source="s", now=T0).record_id
-    quoting = memory.remember(f"Ada said: {SECRET}", source="s", now=T0).record_id
+    gone = memory.remember(UNIQUE, source="s", now=T0).record_id
+    quoting = memory.remember(f"Ada said: {UNIQUE}", source="s", now=T0).record_id
     pointing = memory.remember("Derived from that note.", source=gone, now=T0).record_id
     unrelated = memory.remember("Tea at four.", source="s", now=T0).record_id
 
@@ -128,8 +136,8 @@ def test_dependents_are_listed_and_erased_only_when_passed(memory: Memory) -> No
 
 
 def test_cascade_erases_the_dependents_named(memory: Memory) -> None:
-    gone = memory.remember(SECRET, source="s", now=T0).record_id
-    quoting = memory.remember(f"Ada said: {SECRET}", source="s", now=T0).record_id
+    gone = memory.remember(UNIQUE, source="s", now=T0).record_id
+    quoting = memory.remember(f"Ada said: {UNIQUE}", source="s", now=T0).record_id
     receipt = memory.erase([gone], reason="user request", authority="ada", cascade=[quoting], now=at(1))
     assert receipt.scope_refs == tuple(sorted([gone, quoting]))
     assert memory.get(gone).redacted and memory.get(quoting).redacted
@@ -138,7 +146,7 @@ def test_cascade_erases_the_dependents_named(memory: Memory) -> None:
 
 
 def test_a_refused_erasure_writes_nothing(memory: Memory) -> None:
-    gone = memory.remember(SECRET, source="s", now=T0).record_id
+    gone = memory.remember(UNIQUE, source="s", now=T0).record_id
     head = memory.log.last()
     before = memory.history(gone)
     memory.actor, memory.actors = "agent:claude", Actors(owner="ada")

@@ -288,3 +288,17 @@ def test_built_at_comes_from_the_injected_clock(tmp_path: Path) -> None:
     assert index.inputs().built_at is None
     index.index([record("x")])
     assert index.inputs().built_at == T0
+
+
+def test_a_similarity_floor_drops_weak_matches_and_is_part_of_the_recipe() -> None:
+    from agent_memory.search.embedders import HashEmbedder
+
+    index = VectorIndex(":memory:", HashEmbedder(), min_similarity=0.5)
+    strong = record("alpha beta gamma delta")
+    weak = record("alpha zeta eta theta iota kappa")
+    index.index([strong, weak])
+    hits = index.query("alpha beta gamma delta")
+    assert [h.record_id for h in hits] == [strong.id]
+    assert index.recipe.params["min_similarity"] == "0.50"
+    with pytest.raises(ValueError, match="min_similarity"):
+        VectorIndex(":memory:", HashEmbedder(), min_similarity=1.5)

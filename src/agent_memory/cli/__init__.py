@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from agent_memory.cli.erasure import erase, forget
 from agent_memory.cli.feedback import feedback
 from agent_memory.cli.governance import approve, controls, reinstate, reject, review, withdraw
 from agent_memory.cli.home import init
@@ -72,6 +73,8 @@ for command in (
     archive_inbox,
     schedule,
     render,
+    erase,
+    forget,
 ):
     cli.add_command(command)
 

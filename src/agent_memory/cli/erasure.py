@@ -17,7 +17,9 @@ __all__ = ["erase", "forget"]
 
 @click.command()
 @click.argument("record_ids", nargs=-1, required=True, metavar="ID…")
-@click.option("--reason", required=True, help="Why (kept in the tombstones and receipt; never quote the content).")
+@click.option(
+    "--reason", required=True, help="Why (kept in the tombstones and receipt; never quote the content)."
+)
 @click.option("--authority", required=True, metavar="WHO", help="Who or what authorized it (person, ticket).")
 @click.option(
     "--cascade", "cascade", multiple=True, metavar="ID", help="A dependent record to erase as well; repeat."
@@ -62,8 +64,12 @@ def erase(
 
 
 @click.command()
-@click.option("--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more.")
-@click.option("--archive-ref", "archive_refs", multiple=True, metavar="REF", help="An archive file or anchor.")
+@click.option(
+    "--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more."
+)
+@click.option(
+    "--archive-ref", "archive_refs", multiple=True, metavar="REF", help="An archive file or anchor."
+)
 @click.option("--source", "sources", multiple=True, metavar="REF", help="A source or run ref.")
 @click.option("--namespace", "namespaces", multiple=True, metavar="NS", help="A namespace (user:u1, …).")
 @click.option("--reason", default="forget-request", show_default=True, help="Why; not a verdict on truth.")

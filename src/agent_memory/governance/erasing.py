@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import LifecycleError, RecordError
+from agent_memory.errors import LifecycleError, RecordError, StoreError
 from agent_memory.governance.erasure import (
     ErasureReceipt,
     HolderResult,
@@ -73,7 +73,14 @@ _OWNS = {
     "pending": ("proposals/pending/",),
     "views": ("MEMORY.md", "index.md", "topics/"),
 }
-_MANAGED = ("notes/", "log/", ".cache/", ".cache/salience.json", "proposals/pending/", "proposals/promotions/")
+_MANAGED = (
+    "notes/",
+    "log/",
+    ".cache/",
+    ".cache/salience.json",
+    "proposals/pending/",
+    "proposals/promotions/",
+)
 
 
 class ErasureMethods:
@@ -160,22 +167,31 @@ class ErasureMethods:
                 histories[record_id] = self.store.history(record_id)
             scope = sorted(histories)
             needles = needles_of(v.body for h in histories.values() for v in h)
+            erase_one = getattr(self.store, "erase", None)
+            if not callable(erase_one):
+                raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
             self._drop_pending(set(scope), needles)
-            tombstones = {rid: self.store.erase(rid, reason.strip(), now=stamp) for rid in scope}
+            tombstones: dict[str, MemoryRecord] = {
+                rid: erase_one(rid, reason.strip(), now=stamp) for rid in scope
+            }
             self.catalog.erased(scope)
             self.salience.forget(scope)
             self._seen_seq = -1  # the dedup maps are rebuilt from the store on the next write
-            holders.append(HolderResult(f"store:{type(self.store).__name__}", "completed", "tombstone-keeps-id"))
+            holders.append(
+                HolderResult(f"store:{type(self.store).__name__}", "completed", "tombstone-keeps-id")
+            )
             holders.append(HolderResult("indexes", "completed"))
             holders.append(HolderResult("salience", "completed"))
             holders.append(HolderResult("pending", "completed"))
             for dependent in sorted(set(dependents) - set(scope)):
-                holders.append(HolderResult(f"record:{dependent}", "partially-completed", "dependent-not-erased"))
+                holders.append(
+                    HolderResult(f"record:{dependent}", "partially-completed", "dependent-not-erased")
+                )
             if self.home is not None:
-                sanitized = self._sanitize_exports(tombstones, needles)
+                sanitized = self._sanitize_exports(self.home, tombstones, needles)
         if self.home is not None:
-            holders.append(self._render_views())
-            holders.extend(self._scan_home(needles, holders))
+            holders.append(self._render_views(self.home))
+            holders.extend(self._scan_home(self.home, needles, holders))
         with self._writing():
             taken = [str(e.details.get("erasure_id", "")) for e in self.log.entries() if e.action == "erase"]
             receipt = ErasureReceipt(
@@ -214,9 +230,10 @@ class ErasureMethods:
             else:
                 getattr(self.pending, "_records", {}).pop(record.id, None)
 
-    def _sanitize_exports(self, tombstones: dict[str, MemoryRecord], needles: tuple[bytes, ...]) -> list[str]:
-        assert self.home is not None
-        root = self.home.root
+    def _sanitize_exports(
+        self, home: Home, tombstones: dict[str, MemoryRecord], needles: tuple[bytes, ...]
+    ) -> list[str]:
+        root = home.root
         rewritten = []
         for holder, paths in home_files_holding(root, needles).items():
             if holder in _MANAGED or holder.startswith("archive/") or holder in _KNOWN_LIMITS:
@@ -226,30 +243,30 @@ class ErasureMethods:
                     rewritten.append(relative)
         return rewritten
 
-    def _render_views(self) -> HolderResult:
-        assert self.home is not None
+    def _render_views(self, home: Home) -> HolderResult:
         try:
             from agent_memory.jobs.views import render
         except ImportError:  # no renderer in this build
             return HolderResult("views", "unevaluated", "views-not-rendered")
-        from agent_memory.errors import StoreError
-
         try:
-            render(self.home)
+            render(home)
         except StoreError:
             return HolderResult("views", "partially-completed", "views-not-rendered")
         return HolderResult("views", "completed")
 
-    def _scan_home(self, needles: tuple[bytes, ...], done: list[HolderResult]) -> list[HolderResult]:
-        assert self.home is not None
-        root = self.home.root
+    def _scan_home(
+        self, home: Home, needles: tuple[bytes, ...], done: list[HolderResult]
+    ) -> list[HolderResult]:
+        root = home.root
         remaining = home_files_holding(root, needles)
         results = []
         for holder in sorted(remaining):
             if holder.startswith("archive/"):
                 limitation = _KNOWN_LIMITS["archive"]
             else:
-                limitation = _KNOWN_LIMITS.get(holder, "content-remains" if holder in _MANAGED else "unmanaged-file")
+                limitation = _KNOWN_LIMITS.get(
+                    holder, "content-remains" if holder in _MANAGED else "unmanaged-file"
+                )
             results.append(HolderResult(holder, "partially-completed", limitation))
         for holder in ("notes/", "log/", ".cache/", "archive/", "exports"):
             if holder not in remaining and not any(h.startswith(holder) for h in remaining):
@@ -257,7 +274,9 @@ class ErasureMethods:
         git = git_objects_holding(root, needles)
         if git is not None:
             if git:
-                results.append(HolderResult("git-history", "partially-completed", "git-history-not-rewritten"))
+                results.append(
+                    HolderResult("git-history", "partially-completed", "git-history-not-rewritten")
+                )
             else:
                 results.append(HolderResult("git-history", "completed"))
         # A holder marked completed above that the scan still finds is downgraded.

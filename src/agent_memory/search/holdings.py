@@ -231,7 +231,8 @@ def open_index(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
     if spec.kind == "vector":
         from agent_memory.search.vectors import VectorIndex
 
-        return VectorIndex(path, make_embedder(spec), name=spec.name)
+        floor = float(spec.options.get("min_similarity", 0.0))
+        return VectorIndex(path, make_embedder(spec), name=spec.name, min_similarity=floor)
     raise ValueError(f"{spec.name} is a hybrid: open its parts")
 
 

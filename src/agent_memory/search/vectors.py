@@ -102,10 +102,14 @@ class VectorIndex:
         *,
         name: str = "vectors",
         batch_size: int = 64,
+        min_similarity: float = 0.0,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
+        if not 0.0 <= min_similarity < 1.0:
+            raise ValueError(f"min_similarity must be in [0, 1), got {min_similarity!r}")
         self.path = os.fspath(path)
         self.embedder = embedder
+        self.min_similarity = min_similarity
         self._name = name
         self._batch_size = max(1, batch_size)
         self._clock = clock or utc_now
@@ -159,6 +163,7 @@ class VectorIndex:
                 "embedder_version": self.embedder.version,
                 "dimensions": self._dimensions,
                 "metric": "cosine",
+                "min_similarity": f"{self.min_similarity:.2f}",
                 "search": "exact",
                 "fields": ["body", "tags"],
                 "storage": "float32-le",
@@ -196,10 +201,12 @@ class VectorIndex:
             self._drop_rows(ids)
 
     def query(self, text: str, *, k: int = 32) -> list[Hit]:
-        """Return up to ``k`` hits with cosine > 0, best first, ties by record id.
+        """Return up to ``k`` hits with cosine above ``min_similarity`` (≥ 0), best first, ties by id.
 
-        Scores are cosines in (0, 1]. Blank text, and text the embedder maps to the zero
-        vector (no tokens for the hash embedder), gives ``[]``.
+        Scores are cosines in (0, 1]. A floor keeps a dense model from offering every note as
+        a weak match (all-MiniLM-L6-v2 gives unrelated text cosines up to about 0.2). Blank
+        text, and text the embedder maps to the zero vector (no tokens for the hash
+        embedder), gives ``[]``.
 
         Raises:
             EmbeddingError: The embedder failed on the query text.
@@ -212,7 +219,7 @@ class VectorIndex:
         with self._lock:
             matrix = self._loaded()
             scores = matrix[: len(self._ids)] @ query
-            candidates = np.flatnonzero(scores > 0)
+            candidates = np.flatnonzero(scores > self.min_similarity)
             if len(candidates) > k:
                 # Keep everything tied with the k-th score, so ties are cut by id below.
                 kth = np.partition(scores[candidates], -k)[-k]
