@@ -24,6 +24,7 @@ from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasing import ErasureMethods
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
+from agent_memory.governance.secrets import screen_text
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
 from agent_memory.log.base import OperationLog
@@ -229,6 +230,7 @@ class Memory(WithdrawalMethods, ErasureMethods):
         """
         stamp = self._clock(now)
         body = normalize_text(text)
+        body, tags = screen_text(body, field="text", policy=self, tags=tags)
         if not isinstance(source, str) or not source.strip():
             raise RecordError(
                 "a memory needs a source (seed 000 §9)",
@@ -351,6 +353,7 @@ class Memory(WithdrawalMethods, ErasureMethods):
             RecordError: As for :meth:`remember`.
         """
         stamp = self._clock(now)
+        text, fields["tags"] = screen_text(text, field="text", policy=self, tags=fields.pop("tags", ()))
         with self._writing():
             history = self.store.history(old_id)
             old = history[-1]

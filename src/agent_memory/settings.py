@@ -16,12 +16,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent_memory.errors import ConfigError
 from agent_memory.governance.actors import Actors
+from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.search.recipes import SearchSettings
 
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
-_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search"}
+_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets"}
 
 
 def config_dir() -> Path:
@@ -50,6 +51,8 @@ class Settings:
         format: The Home format tag, ``agent-memory-home/1``.
         search: The ``[search]`` table: which index recipes recall reads, and the Home's own
             recipes (:mod:`agent_memory.search.recipes`).
+        secrets: The ``[secrets]`` table: refuse or redact a write holding a credential
+            (:mod:`agent_memory.governance.secrets`).
     """
 
     home_id: str
@@ -59,6 +62,7 @@ class Settings:
     trusted_signers: tuple[str, ...] = field(default_factory=tuple)
     format: str = HOME_FORMAT
     search: SearchSettings = field(default_factory=SearchSettings)
+    secrets: SecretsSettings = field(default_factory=SecretsSettings)
 
     @property
     def owner(self) -> str:
@@ -127,6 +131,7 @@ class Settings:
             trusted_signers=tuple(signers),
             format=fmt,
             search=SearchSettings.from_toml(data.get("search", {}), name),
+            secrets=SecretsSettings.from_toml(data.get("secrets", {}), name),
         )
 
     def to_toml(self) -> str:
@@ -144,7 +149,7 @@ class Settings:
             "\n" + self.actors.to_toml() + "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
-            "\n" + self.search.to_toml()
+            "\n" + self.secrets.to_toml() + "\n" + self.search.to_toml()
         )
 
 

@@ -17,7 +17,9 @@ it writes any record, and a target without a log refuses a file that carries con
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import uuid
 from collections.abc import Collection
@@ -28,6 +30,7 @@ from pathlib import Path
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, RecordError
+from agent_memory.governance.secrets import SecretsSettings, screen_text
 from agent_memory.log.base import OperationLog
 from agent_memory.memory_file import MemoryFile
 from agent_memory.records import MemoryRecord
@@ -54,6 +57,8 @@ class ImportReport:
         controls_renamed: ``{file id: stored id}`` for controls whose id was taken here.
         controls_refused: ``{file id: why}`` for reinstatements kept out (scope stays excluded).
         withdrawn: Ids among ``added`` that a withdrawal in force keeps out of sight.
+        redacted: ``{file id: stored id}`` for records whose body held a secret and were
+            stored redacted (``[secrets] on_detect = "redact"``): a new, unsigned record.
     """
 
     added: list[str] = field(default_factory=list)
@@ -66,6 +71,7 @@ class ImportReport:
     controls_renamed: dict[str, str] = field(default_factory=dict)
     controls_refused: dict[str, str] = field(default_factory=dict)
     withdrawn: list[str] = field(default_factory=list)
+    redacted: dict[str, str] = field(default_factory=dict)
 
 
 def export_memory_file(
@@ -119,6 +125,7 @@ def import_memory_file(
     path: str | None = None,
     log: OperationLog | None = None,
     actor: str = "owner",
+    secrets: SecretsSettings | None = None,
 ) -> ImportReport:
     """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
@@ -132,12 +139,17 @@ def import_memory_file(
         log: The target's operation log: the file's controls are appended to it before any
             record is written (:mod:`agent_memory.governance.portability`).
         actor: Who imports (the actor of the control events).
+        secrets: The Home's ``[secrets]`` policy (default refuse): a body holding a
+            credential refuses the whole file, or with ``redact`` is stored with each secret
+            replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new unsigned
+            record with a new id (seed 000 §3; :mod:`agent_memory.governance.secrets`).
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
         RecordError: A record cannot become a first version (e.g. a tombstone), a control is
-            malformed or reinstates what it may not, or the file carries controls and ``log``
-            is ``None`` (the target cannot keep them); nothing written.
+            malformed or reinstates what it may not, the file carries controls and ``log``
+            is ``None`` (the target cannot keep them), a body holds a secret (refuse), or a
+            redacted record is referred to by another record of the file; nothing written.
         LogError: The log's controls cannot be read, or a control cannot be appended.
     """
     from agent_memory.governance.gate import Gate
@@ -188,8 +200,20 @@ def import_memory_file(
             raise RecordError(
                 f"cannot import: {exc.detail}", path=path, record_id=record.id, field=exc.field
             ) from None
-        report.digests[record.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
+        screened, tags = screen_text(
+            incoming.body, field="body", policy=secrets, tags=incoming.tags, record_id=record.id, path=path
+        )
+        if screened != incoming.body:
+            incoming = dataclasses.replace(
+                incoming, id="", body=screened, tags=tags, signature="", signed_by=None
+            )
+            if store.contains(incoming.id):
+                report.skipped.append(record.id)
+                continue
+            report.redacted[record.id] = incoming.id
+        report.digests[incoming.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
         pending.append(incoming)
+    _check_redaction_links(pending, report.redacted, path)
     for control, origin in plan.to_append:
         assert log is not None  # noqa: S101 - a plan with controls needs a log (checked above)
         append_control(log, control, actor=actor, origin=origin)
@@ -218,3 +242,20 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         os.replace(temp, target)
     finally:
         temp.unlink(missing_ok=True)
+
+
+def _check_redaction_links(records: list[MemoryRecord], redacted: dict[str, str], path: str | None) -> None:
+    """Refuse a file in which another record refers to a record that redaction gave a new id."""
+    if not redacted:
+        return
+    for record in records:
+        wire = json.dumps(record.to_wire(), ensure_ascii=False)
+        for old_id in redacted:
+            if old_id in wire:
+                raise RecordError(
+                    f"refers to {old_id}, whose body held a secret and would be stored redacted "
+                    "under a new id: refused, nothing was written",
+                    path=path,
+                    record_id=record.id,
+                    hint="remove the secret at the source and export again",
+                )

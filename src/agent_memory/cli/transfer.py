@@ -95,6 +95,7 @@ def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None,
                 path=path,
                 log=log,
                 actor=opened.settings.owner,
+                secrets=opened.settings.secrets,
             )
         except (AgentMemoryError, OSError) as exc:
             failed = True

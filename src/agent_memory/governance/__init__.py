@@ -9,6 +9,8 @@
   distillation and consolidation call it too once they exist).
 - :mod:`.transfer` — withdrawal controls carried through MemoryFiles.
 - :mod:`.queue` — the review queue: quarantined and pending records with their review state.
+- :mod:`.secrets` — the secret screen every write path calls before storing text: refuse or
+  redact credentials (seed 000 §3; ``[secrets] on_detect`` in ``memory.toml``).
 
 This package imports nothing at import time, so ``settings`` can use :mod:`.actors` without
 pulling in stores or the log.

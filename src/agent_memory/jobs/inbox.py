@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import RecordError
+from agent_memory.governance.secrets import screen_text
 from agent_memory.home import Home
 from agent_memory.jobs.files import append_bytes, read_text
 from agent_memory.records import Kind
@@ -280,6 +281,7 @@ def capture(
     """
     item_kind = _kind(kind)
     clean_text = _one_line(text, "text")
+    clean_text, _ = screen_text(clean_text, field="text", policy=home)
     clean_source = _one_line(source, "source")
     clean_subject = _subject(subject, item_kind)
     labels = _labels(taint)
