@@ -163,9 +163,12 @@ def _record(
     )
 
 
-def fill_home(root: Path, versions: Sequence[MemoryRecord]) -> Home:
-    """Create a Home and write the note version files as a store would (without an fsync per file)."""
+def fill_home(root: Path, versions: Sequence[MemoryRecord], recipe: str) -> Home:
+    """Create a Home reading ``recipe`` and write the note files as a store would (no fsync per file)."""
     home = Home.init(root, timezone="UTC", key_file=root.parent / "bench.key", git=False, now=NOW)
+    settings = root / "memory.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(text.replace('# recipes = ["hybrid"]', f'recipes = ["{recipe}"]'), encoding="utf-8")
     counts: dict[str, int] = {}
     for version in versions:
         folder = root / "notes" / version.id.removeprefix("mem:")
@@ -222,22 +225,24 @@ def time_recall(memory: Memory, asked: Sequence[str], *, profile: bool) -> tuple
     return Timing(bare, recall, returned, tokens), report
 
 
-def measure(size: int, asked: Sequence[str], *, profile: bool) -> dict[str, Any]:
-    """Build a Home of ``size`` records, index it, and time recall against the bare query."""
+def measure(size: int, asked: Sequence[str], recipe: str, *, profile: bool) -> dict[str, Any]:
+    """Build a Home of ``size`` records reading ``recipe``, index it, and time recall against the bare query."""
     versions = corpus(size)
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "home"
         start = time.perf_counter()
-        fill_home(root, versions)
+        fill_home(root, versions, recipe)
         written = time.perf_counter() - start
         start = time.perf_counter()
         with Memory.open(root) as memory:
+            assert memory.catalog.describe()["recipes"] == [recipe], memory.catalog.describe()
             memory.catalog.refresh(force=True)
             indexed = time.perf_counter() - start
             timing, report = time_recall(memory, asked, profile=profile)
     if report:
         print(report)
     return {
+        "recipe": recipe,
         "size": size,
         "versions": len(versions),
         "write_s": written,
@@ -270,13 +275,13 @@ def machine() -> str:
 def section(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
     """Return the ``## Recall`` section of docs/benchmarks.md."""
     table = [
-        "| records | bare query p50 (ms) | recall p50 (ms) | ratio p50 | bare p99 (ms) | recall p99 (ms) "
+        "| recipe | records | bare query p50 (ms) | recall p50 (ms) | ratio p50 | bare p99 (ms) | recall p99 (ms) "
         "| ratio p99 | records returned | tokens returned |",
-        "|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for row in rows:
         table.append(
-            f"| {row['size']:,} | {row['bare_p50']:.2f} | {row['recall_p50']:.2f} "
+            f"| {row['recipe']} | {row['size']:,} | {row['bare_p50']:.2f} | {row['recall_p50']:.2f} "
             f"| {row['recall_p50'] / row['bare_p50']:.2f}× | {row['bare_p99']:.2f} | {row['recall_p99']:.2f} "
             f"| {row['recall_p99'] / row['bare_p99']:.2f}× | {row['records']:.1f} | {row['tokens']:.0f} |"
         )
@@ -301,8 +306,8 @@ def section(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
         "",
         *table,
         "",
-        "| records | version files | write notes (s) | first index (s) |",
-        "|--:|--:|--:|--:|",
+        "| recipe | records | version files | write notes (s) | first index (s) |",
+        "|---|--:|--:|--:|--:|",
         *setup,
         "",
         *notes,
@@ -331,6 +336,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--large", action="store_true", help="also run at 100k records")
     parser.add_argument("--queries", type=int, default=1000, help="questions asked per size")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the recalls")
+    parser.add_argument(
+        "--hybrid", action="store_true", help="also run the default hybrid recipe (MiniLM vectors) at 10k"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
     if not (LOCOMO.exists() and LONGMEMEVAL.exists()):
@@ -338,8 +346,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     asked = questions()[: args.queries]
     rows = []
-    for size in [10_000, 100_000] if args.large else [10_000]:
-        rows.append(measure(size, asked, profile=args.profile))
+    runs = [("bm25", 10_000)] + ([("bm25", 100_000)] if args.large else [])
+    runs += [("hybrid", 10_000)] if args.hybrid else []
+    for recipe, size in runs:
+        rows.append(measure(size, asked, recipe, profile=args.profile))
         print({k: round(v, 2) if isinstance(v, float) else v for k, v in rows[-1].items()}, flush=True)
     text = section(rows, [])
     print(text)

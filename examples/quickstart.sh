@@ -19,8 +19,11 @@ say $am init
 say $am remember "The staging database runs on db-2." --kind state --subject host:staging-db --source "runbook.md#L12"
 say $am remember "Deploys go through CI; never deploy by hand." --type procedure --source "team-call-2026-11-20" --tag ops
 say $am remember "The staging database moved to db-3." --kind state --subject host:staging-db --source "ops-ticket-481"
+echo
+echo '$ agent-memory remember "The staging database is evil-1.example.net." ... --taint external'
 bad=$($am remember "The staging database is evil-1.example.net." --kind state --subject host:staging-db \
       --source "web-page" --taint external)
+echo "$bad"
 good=$($am recall "staging database" --json | .venv/bin/python -c \
       'import json,sys; print([r["id"] for r in json.load(sys.stdin)["records"] if "evil" not in r["body"]][0])')
 say $am recall "Which host runs the staging database?" --include-history
@@ -28,6 +31,8 @@ say $am status
 say $am resolve "$good" "$bad" --reason "evil-1 came from an untrusted web page"
 say $am recall "Which host runs the staging database?"
 say $am history "$good"
+say $am render
+say head -n 12 "$AGENT_MEMORY_HOME/MEMORY.md"
 say $am export "$scratch/export.json"
 say $am verify "$scratch/export.json"
 say $am log --verify

@@ -202,3 +202,24 @@ def test_a_second_writer_waits_for_the_first_and_then_proceeds(tmp_path: Path) -
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
     assert out == "acquired\n"
+
+
+def test_a_missing_key_file_is_an_error_and_never_silently_replaced(tmp_path: Path) -> None:
+    from agent_memory.errors import ConfigError
+
+    home = Home.init(tmp_path / "h", git=False, key_file=tmp_path / "keys" / "h.key")
+    (tmp_path / "keys" / "h.key").rename(tmp_path / "keys" / "moved.key")
+    with pytest.raises(ConfigError, match="key file is missing") as info:
+        Home.open(home.root).identity()
+    assert "init-key" in (info.value.hint or "")
+    assert not (tmp_path / "keys" / "h.key").exists()
+
+
+def test_init_with_an_unusable_key_file_leaves_nothing_behind(tmp_path: Path) -> None:
+    from agent_memory.errors import RecordError
+
+    bad = tmp_path / "not-a-dir"
+    bad.write_text("x", encoding="utf-8")
+    with pytest.raises(RecordError):
+        Home.init(tmp_path / "h", git=False, key_file=bad / "k.key")
+    assert not (tmp_path / "h").exists()

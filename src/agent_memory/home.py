@@ -119,8 +119,13 @@ class Home:
             home_id=home_id, timezone=zone, key_file=Path(key_file) if key_file else default_key_file(home_id)
         )
         when = now or utc_now()
-        for folder in ("notes", "archive", "log", "proposals", "topics", ".cache"):
-            (root / folder).mkdir(parents=True, exist_ok=True)
+        # The key first: a key file that cannot be made must not leave a half-made Home behind.
+        keys = load_or_create_identity(settings.key_file)
+        try:
+            for folder in ("notes", "archive", "log", "proposals", "topics", ".cache"):
+                (root / folder).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the Home: {exc.strerror}", path=str(root)) from None
         local_day = when.astimezone(ZoneInfo(zone)).date().isoformat()
         files = {
             "memory.toml": settings.to_toml(),
@@ -134,7 +139,6 @@ class Home:
         for name, text in files.items():
             (root / name).write_text(text, encoding="utf-8")
         home = cls(root=root, settings=settings)
-        keys = home.identity()
         home.log().append(
             "init",
             actor=settings.owner,
@@ -153,8 +157,24 @@ class Home:
         """Return the hash-chained operation log over ``log/``."""
         return JsonlLog(self.root / "log")
 
-    def identity(self) -> KeyPair:
-        """Return the Home's key pair, creating the key file (mode 0600) on first use."""
+    def identity(self, *, create: bool = False) -> KeyPair:
+        """Return the Home's key pair from its key file.
+
+        Args:
+            create: Make a new key pair (mode 0600) when the file is missing; only ``init``
+                and ``agent-memory init-key`` do, so a lost key is never silently replaced.
+
+        Raises:
+            ConfigError: The key file is missing (and ``create`` is false).
+            RecordError: The key file exists but cannot be read as a key pair.
+        """
+        if not create and not self.settings.key_file.exists():
+            raise ConfigError(
+                "the Home's key file is missing",
+                path=str(self.settings.key_file),
+                hint="restore it from your backup (records it signed still verify by their address); "
+                "to go on with a new key, run: agent-memory init-key",
+            )
         return load_or_create_identity(self.settings.key_file)
 
     @contextmanager

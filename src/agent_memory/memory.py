@@ -24,7 +24,9 @@ from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasing import ErasureMethods
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
+from agent_memory.governance.promoting import PromotionMethods
 from agent_memory.governance.secrets import screen_text
+from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
 from agent_memory.log.base import OperationLog
@@ -86,7 +88,7 @@ class RememberResult:
         }
 
 
-class Memory(WithdrawalMethods, ErasureMethods):
+class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationMethods):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
     Withdrawal and reinstatement (``withdraw``, ``reinstate``, ``controls``) come from
@@ -276,6 +278,15 @@ class Memory(WithdrawalMethods, ErasureMethods):
                     details={"reason": "tags merged"},
                 )
             self.salience.touch([other.id], now=stamp)
+            if record.provenance.ref != other.provenance.ref:
+                # The record cannot change its sources after birth; the log keeps the new one.
+                self.log.append(
+                    "put",
+                    actor=self.actor,
+                    record_ids=(other.id,),
+                    details={"reason": "deduped: seen again", "source": record.provenance.ref},
+                    now=stamp,
+                )
             return RememberResult(other.id, deduped=True, quarantined=bool(other.taint))
         if plan.kind is PlanKind.PENDING and other is not None:
             self.pending.add(self._signed(record))
@@ -516,7 +527,11 @@ class Memory(WithdrawalMethods, ErasureMethods):
                 "by_kind": _count(r.effective_kind.value for r in records),
                 "open_disputes": len(disputes),
                 "pending": len(self.pending.list()),
-                "quarantined": sum(1 for r in records if self._reviews.state_of(r) == "quarantined"),
+                "quarantined": sum(
+                    1
+                    for r in records
+                    if r.state in LIVE_STATES and self._reviews.state_of(r) == "quarantined"
+                ),
                 "agent": self._address(),
                 "search": self.catalog.describe(),
                 "indexes": self.catalog.status(),

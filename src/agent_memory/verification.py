@@ -61,12 +61,20 @@ class Finding:
 def verify_paths(paths: Iterable[str | Path]) -> Iterator[Finding]:
     """Check every file named, walking directories for ``*.md`` and ``*.json`` files (sorted).
 
+    A folder that is a Home (it holds ``memory.toml``) is checked through its ``notes/``;
+    hidden files and folders (``.cache``, temp files) are skipped.
+
     A path that does not exist yields a failed finding rather than raising.
     """
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES):
+            # A Home holds generated views and caches beside its notes: check only notes/.
+            root = path / "notes" if (path / "memory.toml").is_file() else path
+            files = (p for p in root.rglob("*") if p.is_file() and p.suffix in _SUFFIXES)
+            for child in sorted(
+                p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)
+            ):
                 yield from verify_file(child)
         else:
             yield from verify_file(path)

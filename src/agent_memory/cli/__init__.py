@@ -10,6 +10,7 @@ Exit status: 0 success; 1 a check found problems (``verify``); 2 a usage error;
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
@@ -17,11 +18,13 @@ import click
 from agent_memory.cli.erasure import erase, forget
 from agent_memory.cli.feedback import feedback
 from agent_memory.cli.governance import approve, controls, reinstate, reject, review, withdraw
-from agent_memory.cli.home import init
+from agent_memory.cli.home import init, init_key
 from agent_memory.cli.jobs import archive_inbox, capture, inbox, render, schedule
 from agent_memory.cli.log import log
+from agent_memory.cli.maintenance import consolidate
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.migrate import migrate
+from agent_memory.cli.promotion import promote, promote_accept, promote_reject, promotions
 from agent_memory.cli.records import history, list_, show
 from agent_memory.cli.search import golden, reindex
 from agent_memory.cli.serve import serve
@@ -44,6 +47,7 @@ def cli() -> None:
 
 for command in (
     init,
+    init_key,
     remember,
     recall,
     supersede,
@@ -73,8 +77,13 @@ for command in (
     archive_inbox,
     schedule,
     render,
+    consolidate,
     erase,
     forget,
+    promote,
+    promotions,
+    promote_accept,
+    promote_reject,
 ):
     cli.add_command(command)
 
@@ -98,5 +107,14 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"agent-memory: error: {exc}", err=True)
         if exc.hint:
             click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(EXIT_ERROR)
+    except OSError as exc:
+        # A file system refusal outside our own checks (a path under /proc, a file for a folder).
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"agent-memory: error: {exc.strerror or exc}{where}", err=True)
+        sys.exit(EXIT_ERROR)
+    except sqlite3.Error as exc:
+        click.echo(f"agent-memory: error: SQLite: {exc}", err=True)
+        click.echo("hint: is the path a database of agent-memory's?", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(result if isinstance(result, int) else EXIT_OK)

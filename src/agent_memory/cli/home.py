@@ -51,3 +51,25 @@ def init(
         click.echo(f"created Home {created.root}")
         click.echo(f"agent   {agent}")
         click.echo(f"key     {created.settings.key_file}")
+
+
+@click.command(name="init-key")
+@click.option(
+    "--home", "home", metavar="PATH", default=None, help="The Home [default: $AGENT_MEMORY_HOME, ./memory]."
+)
+def init_key(home: str | None) -> None:
+    """Create a new key pair for a Home whose key file is lost (memory.toml [identity] key_file).
+
+    Refuses when the key file exists. Records signed by the old key keep verifying by their
+    signer's address; new records are signed by the new key. The change is logged.
+    """
+    from agent_memory.errors import ConfigError
+    from agent_memory.home import Home, resolve_home
+    from agent_memory.signing import address_of
+
+    opened = Home.open(resolve_home(home))
+    if opened.settings.key_file.exists():
+        raise ConfigError("the key file exists; nothing to do", path=str(opened.settings.key_file))
+    agent = address_of(opened.identity(create=True))
+    opened.log().append("init", actor=opened.settings.owner, details={"agent": agent, "new_key": True})
+    click.echo(f"new key {agent} at {opened.settings.key_file}")

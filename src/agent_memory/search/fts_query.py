@@ -268,6 +268,10 @@ def content_terms(terms: Sequence[Term]) -> list[Term]:
     return [term for term in unique if term.stem in chosen]
 
 
+SMALL_INDEX = 1000
+"""Below this many documents an OR query keeps its common terms (they cost nothing there)."""
+
+
 def or_terms(
     terms: Sequence[Term], df: dict[str, int], total: int, *, cap: int, max_share: float = 0.5
 ) -> list[Term]:
@@ -276,7 +280,9 @@ def or_terms(
     FTS5 scores every row an OR query matches, so a very common term makes it slow
     (dependencies.md, SQLite) while adding little to the ranking: BM25 gives a term in many
     documents a small IDF. Terms in more than ``max_share`` of the documents are dropped
-    when a rarer one remains, and of the rest the ``cap`` rarest are kept.
+    when a rarer one remains, and of the rest the ``cap`` rarest are kept. Below
+    :data:`SMALL_INDEX` documents nothing is slow, and a term common in a small Home (its
+    main topic) still decides which notes answer: there no term is dropped by share.
 
     Args:
         terms: Content terms of the query.
@@ -289,7 +295,10 @@ def or_terms(
         Up to ``cap`` terms, in the order of ``terms``; empty when none is present.
     """
     present = [t for t in terms if df.get(t.stem, 0) > 0]
-    rare = [t for t in present if df[t.stem] <= max_share * total] or present
+    if total < SMALL_INDEX:
+        rare = present
+    else:
+        rare = [t for t in present if df[t.stem] <= max_share * total] or present
     keep = {t.stem for t in sorted(rare, key=lambda t: (df[t.stem], t.stem))[:cap]}
     return [t for t in rare if t.stem in keep]
 

@@ -53,7 +53,10 @@ __all__ = ["CODECS", "FileStore"]
 
 CODECS: tuple[str, ...] = ("markdown", "json")
 _EXTENSIONS = {"markdown": "md", "json": "json"}
-_HINT = "restore it from git, or run agent-memory doctor"
+_HINT = (
+    "restore it from git or a backup, or move it aside; "
+    "agent-memory verify <home> lists every unreadable note"
+)
 _RECORD_DIR = re.compile(r"\A[0-9a-f]{32}\Z")
 _TEMP_PREFIX = ".tmp-"
 # Spelled here because inside the class body ``list`` names the port's method.
