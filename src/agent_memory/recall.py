@@ -37,7 +37,7 @@ from datetime import datetime
 
 from agent_memory.errors import RecordError, StoreError
 from agent_memory.records import Kind, MemoryRecord, State
-from agent_memory.review import ReviewState
+from agent_memory.review import ReviewState, one_pass
 from agent_memory.search.base import Hit
 from agent_memory.wire import format_timestamp
 
@@ -248,8 +248,22 @@ def select(
             when the record did not exist yet or cannot be read.
         now: The clock recency is measured from (aware).
         boost: Salience multiplier by id (``1 + n/(n+5)``, in [1, 2)).
-        review_of: The review state of a record (see :mod:`agent_memory.review`).
+        review_of: The review state of a record (see :mod:`agent_memory.review`); asked
+            inside :func:`~agent_memory.review.one_pass`, so a review book reads its log once.
     """
+    with one_pass():
+        return _select(request, relevance, version_of, now=now, boost=boost, review_of=review_of)
+
+
+def _select(
+    request: RecallQuery,
+    relevance: dict[str, float],
+    version_of: VersionLookup,
+    *,
+    now: datetime,
+    boost: Callable[[str], float],
+    review_of: ReviewLookup,
+) -> RecallResult:
     scorer = _Scorer(now, boost, review_of)
     hidden: Counter[str] = Counter()
     scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []

@@ -21,13 +21,16 @@ A record has two independent review axes, so one mark never undoes the other:
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import OperationLog
 from agent_memory.records import MemoryRecord
 
-__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState"]
+__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "one_pass"]
 
 # verdict word in an event -> (axis, value it sets; "" removes the mark on that axis)
 VERDICTS = {
@@ -37,6 +40,22 @@ VERDICTS = {
     "clear": ("currency", ""),
 }
 REVIEW_STATES = ("rejected", "quarantined", "stale", "approved", "none")
+_PASS: ContextVar[object | None] = ContextVar("agent_memory_review_pass", default=None)
+
+
+@contextmanager
+def one_pass() -> Iterator[None]:
+    """Within this block every :class:`ReviewBook` reads the log at most once.
+
+    A recall asks for the review state of each candidate; without this, each question would
+    first check the log's head (a file read for a Home). Inside one pass the answers come
+    from one consistent reading of the log, as of the first question.
+    """
+    token = _PASS.set(object())
+    try:
+        yield
+    finally:
+        _PASS.reset(token)
 
 
 class ReviewState(str):
@@ -73,6 +92,7 @@ class ReviewBook:
         self._lock = threading.Lock()
         self._seen = 0
         self._marks: dict[str, _Marks] = {}
+        self._pass: object | None = None
 
     @staticmethod
     def check_verdict(verdict: str) -> None:
@@ -103,7 +123,11 @@ class ReviewBook:
         return ReviewState(word, stale=marks.stale)
 
     def _catch_up(self) -> None:
+        current = _PASS.get()
         with self._lock:
+            if current is not None and current is self._pass:
+                return
+            self._pass = current
             head = self._log.last()
             if head is None or head.seq <= self._seen:
                 return

@@ -7,6 +7,7 @@ library fails these tests.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import re
@@ -20,6 +21,7 @@ from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.recall import RecallResult
 from agent_memory.records import MemoryRecord, State
+from agent_memory.salience import Salience
 from memory.conftest import T0, at
 
 # Seed 001 retrieval constants (origin-notes §1.13).
@@ -317,17 +319,45 @@ def test_the_reason_strings_are_the_origins(memory: Memory) -> None:
 
 def test_recall_touches_what_it_returns_and_a_home_keeps_the_counts(tmp_path: Path) -> None:
     Home.init(tmp_path / "home", git=False, now=T0)
-    with Memory.open(tmp_path / "home") as memory:
+    memory = Memory.open(tmp_path / "home")
+    with memory:
         rid = memory.remember("Badger sett by the lane.", source="s", now=T0).record_id
         memory.recall("badger", now=at(1))
         memory.recall("badger", now=at(2))
+    del memory
+    gc.collect()  # a Memory that goes away writes the touches it coalesced
     sidecar = json.loads((tmp_path / "home" / ".cache" / "salience.json").read_text(encoding="utf-8"))
     assert sidecar == {"scores": {rid: {"touches": 2, "last_touched": "2026-11-03T00:00:00.000Z"}}}
     with Memory.open(tmp_path / "home") as reopened:
         assert reopened.salience.count(rid) == 2
-        assert reopened.recall("badger", now=at(2)).records[0].score == pytest.approx(
-            0.9 * (1 + 2 / 7) * 0.5 ** (2 / 30)
-        )
+        confidence = reopened.get(rid).confidence
+        expected = confidence * (1 + 2 / (2 + HALF_SATURATION)) * 0.5 ** (2 / HALF_LIFE_DAYS)
+        assert reopened.recall("badger", now=at(2)).records[0].score == pytest.approx(expected)
+
+
+def test_sidecar_writes_are_coalesced_within_the_save_interval(tmp_path: Path) -> None:
+    path = tmp_path / "salience.json"
+    clock = [100.0]
+    salience = Salience(path, save_interval=1.0, clock=lambda: clock[0])
+
+    def on_disk() -> dict[str, int]:
+        scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
+        return {rid: entry["touches"] for rid, entry in scores.items()}
+
+    salience.touch(["mem:a"], now=T0)
+    assert on_disk() == {"mem:a": 1}  # the first touch is written at once
+    clock[0] += 0.5
+    salience.touch(["mem:a", "mem:b"], now=T0)
+    assert on_disk() == {"mem:a": 1}  # coalesced
+    clock[0] += 0.6
+    salience.touch(["mem:b"], now=T0)
+    assert on_disk() == {"mem:a": 2, "mem:b": 2}
+    clock[0] += 0.1
+    salience.touch(["mem:c"], now=T0)
+    salience.flush()
+    assert on_disk() == {"mem:a": 2, "mem:b": 2, "mem:c": 1}
+    salience.forget(["mem:a"])
+    assert on_disk() == {"mem:b": 2, "mem:c": 1}  # erasure writes through
 
 
 @pytest.mark.parametrize(

@@ -28,12 +28,12 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from types import TracebackType
 from typing import Any
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import ChainCheck, next_entry, read_entry
+from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import utc_now
 
 __all__ = ["SCHEMA", "SQLiteLog"]
@@ -42,7 +42,7 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS oplog (seq INTEGER PRIMARY KEY, line BLOB N
 _PAGE = 512
 
 
-class SQLiteLog:
+class SQLiteLog(SharedConnection):
     """An operation log in the ``oplog`` table of a SQLite database; thread- and process-safe.
 
     Implements :class:`~agent_memory.log.base.OperationLog`. Use it as a context manager,
@@ -60,40 +60,25 @@ class SQLiteLog:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
+            self._conn = connect(self.path, timeout_seconds=timeout)
         except sqlite3.Error as exc:
             raise LogError(f"cannot open the database: {exc}", path=self.path) from None
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(SCHEMA)
-            columns = [(row[1], row[2].upper()) for row in self._db.execute("PRAGMA table_info(oplog)")]
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute(SCHEMA)
+            columns = [(row[1], row[2].upper()) for row in self._conn.execute("PRAGMA table_info(oplog)")]
         except sqlite3.Error as exc:
-            self._db.close()
+            self._conn.close()
             raise LogError(f"cannot prepare the oplog table: {exc}", path=self.path) from None
         if columns != [("seq", "INTEGER"), ("line", "BLOB")]:
-            self._db.close()
+            self._conn.close()
             raise LogError(
                 f"the oplog table has columns {columns}, not (seq INTEGER, line BLOB)", path=self.path
             )
 
     def __repr__(self) -> str:
         return f"<SQLiteLog {self.path!r}>"
-
-    def __enter__(self) -> SQLiteLog:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; the object cannot be used afterwards."""
-        with self._lock:
-            self._db.close()
 
     def append(
         self,
@@ -114,17 +99,17 @@ class SQLiteLog:
         when = utc_now() if now is None else now
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     head = self._head()
                     entry = next_entry(
                         head, action, actor=actor, record_ids=record_ids, details=details, now=when
                     )
-                    self._db.execute("INSERT INTO oplog (seq, line) VALUES (?, ?)", (entry.seq, entry.line))
-                    self._db.execute("COMMIT")
+                    self._conn.execute("INSERT INTO oplog (seq, line) VALUES (?, ?)", (entry.seq, entry.line))
+                    self._conn.execute("COMMIT")
                 except BaseException:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise LogError(f"cannot append: {exc}", path=self.path) from None
@@ -176,9 +161,9 @@ class SQLiteLog:
         check = ChainCheck(expect_head)
         with self._lock:
             try:
-                self._db.execute("BEGIN")
+                self._conn.execute("BEGIN")
                 try:
-                    for row_seq, line in self._db.execute("SELECT seq, line FROM oplog ORDER BY seq"):
+                    for row_seq, line in self._conn.execute("SELECT seq, line FROM oplog ORDER BY seq"):
                         check.add(
                             _blob(line, self.path, row_seq),
                             path=self.path,
@@ -186,7 +171,7 @@ class SQLiteLog:
                             row_seq=row_seq,
                         )
                 finally:
-                    self._db.execute("COMMIT")
+                    self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise LogError(f"cannot read: {exc}", path=self.path) from None
         return check.finish(path=self.path)
@@ -196,12 +181,12 @@ class SQLiteLog:
     def _select(self, sql: str, start: int) -> list[tuple[int, Any]]:
         with self._lock:
             try:
-                return list(self._db.execute(sql, (start, _PAGE)))
+                return list(self._conn.execute(sql, (start, _PAGE)))
             except sqlite3.Error as exc:
                 raise LogError(f"cannot read: {exc}", path=self.path) from None
 
     def _head(self) -> LogEntry | None:
-        row = self._db.execute("SELECT seq, line FROM oplog ORDER BY seq DESC LIMIT 1").fetchone()
+        row = self._conn.execute("SELECT seq, line FROM oplog ORDER BY seq DESC LIMIT 1").fetchone()
         return None if row is None else self._entry(row[0], row[1])
 
     def _entry(self, row_seq: int, line: Any) -> LogEntry:

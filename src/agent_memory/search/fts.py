@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from types import TracebackType
 from typing import Literal
 
 from agent_memory.records import MemoryRecord
@@ -55,6 +53,7 @@ from agent_memory.search.fts_query import (
     prepare_document,
     prepare_query,
 )
+from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
 __all__ = ["QUERY_MODES", "TOKENIZER", "FtsIndex", "QueryMode"]
@@ -100,7 +99,7 @@ def _rank(hit: Hit) -> tuple[float, str]:
     return (-hit.score, hit.record_id)
 
 
-class FtsIndex:
+class FtsIndex(SharedConnection):
     """BM25 over SQLite FTS5 (a :class:`~agent_memory.search.base.SearchIndex`).
 
     One connection is shared by all threads under a lock. The database is a cache: a file
@@ -136,9 +135,7 @@ class FtsIndex:
         self._mode = mode
         self._clock = clock or utc_now
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+        self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         try:
             self._conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
@@ -152,19 +149,6 @@ class FtsIndex:
 
     def __repr__(self) -> str:
         return f"FtsIndex({self.path!r}, name={self._name!r})"
-
-    def __enter__(self) -> FtsIndex:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; the index cannot be used afterwards."""
-        with self._lock:
-            self._conn.close()
 
     # ------------------------------------------------------------------ the port
 

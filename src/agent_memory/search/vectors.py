@@ -28,11 +28,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from types import TracebackType
 
 import numpy as np
 
@@ -48,6 +46,7 @@ from agent_memory.search.base import (
     version_digest,
 )
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
+from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
 __all__ = ["VectorIndex", "text_hash"]
@@ -77,7 +76,7 @@ def text_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class VectorIndex:
+class VectorIndex(SharedConnection):
     """Exact cosine search over one embedder's vectors (a :class:`~agent_memory.search.base.SearchIndex`).
 
     One connection is shared by all threads under a lock. Embedding runs before the write
@@ -121,9 +120,7 @@ class VectorIndex:
         self._rows: dict[str, int] = {}
         self._matrix: Vectors | None = None
         self._data_version = -1
-        self._conn = sqlite3.connect(
-            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+        self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         try:
             self._conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
@@ -136,19 +133,6 @@ class VectorIndex:
 
     def __repr__(self) -> str:
         return f"VectorIndex({self.path!r}, embedder={self._key!r}, name={self._name!r})"
-
-    def __enter__(self) -> VectorIndex:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; the index cannot be used afterwards."""
-        with self._lock:
-            self._conn.close()
 
     # ------------------------------------------------------------------ the port
 

@@ -34,11 +34,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from types import TracebackType
 from typing import Any, TypeVar
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.stores.base import check_erased_history, check_next_version, check_record_id
 from agent_memory.wire import loads_json, utc_now
 
@@ -90,7 +90,7 @@ _Records = list[MemoryRecord]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class SQLiteStore:
+class SQLiteStore(SharedConnection):
     """Append-only record versions in a SQLite database (a :class:`RecordStore`).
 
     One connection is shared by all threads under a lock; other processes may open the same
@@ -108,9 +108,7 @@ class SQLiteStore:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
+            self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the database: {exc}", path=self.path) from exc
         try:
@@ -127,19 +125,6 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
-        with self._lock:
-            self._conn.close()
 
     # ------------------------------------------------------------------ the port
 
