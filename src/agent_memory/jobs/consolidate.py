@@ -72,7 +72,7 @@ class ConsolidationConfig:
     promotion_threshold: int = ops.PROMOTION_THRESHOLD
     archive_threshold: float = ops.ARCHIVE_THRESHOLD
     common_share: float = 0.5
-    max_block: int = 50
+    max_block: int = 24
 
 
 class _Overlay:
