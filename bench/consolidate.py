@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import re
 import statistics
 import sys
@@ -29,6 +27,8 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from report import machine, replace_section
 
 from agent_memory.jobs.consolidate import ConsolidationReport, consolidate
 from agent_memory.jobs.text import content_terms
@@ -115,16 +115,6 @@ def measure(count: int, repeat: int) -> tuple[int, float, float, ConsolidationRe
     return len(store.list()), baseline, seconds, report
 
 
-def machine() -> str:
-    """Describe the machine and the load it was under."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{os.cpu_count()} cores, {platform.system()} {platform.machine()},"
-        f" Python {platform.python_version()}; load average at the end {load};"
-        f" measured {datetime.now(UTC):%Y-%m-%d}"
-    )
-
-
 def section(rows: list[tuple[int, float, float, ConsolidationReport]]) -> str:
     """Return the ``## Consolidation`` section."""
     table = [
@@ -165,16 +155,7 @@ def section(rows: list[tuple[int, float, float, ConsolidationReport]]) -> str:
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace (or append) this benchmark's section of ``docs/benchmarks.md``."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,6 @@ Usage: ``python bench/governance.py [--records N] [--repeat R] [--no-write]``. P
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import statistics
 import tempfile
@@ -28,6 +26,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from report import machine, replace_section
 
 from agent_memory.governance.gate import Gate, GateView
 from agent_memory.log.jsonl import JsonlLog
@@ -144,16 +144,6 @@ def run(count: int, repeat: int, work: Path) -> tuple[list[tuple[str, float, str
     return rows, hidden
 
 
-def machine() -> str:
-    """Describe the machine and the load it was under."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    system = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
-    return (
-        f"{os.cpu_count()} cores, {system}; load average at the end {load}"
-        f" (other jobs shared the machine when above the core count); measured {datetime.now(UTC):%Y-%m-%d}"
-    )
-
-
 def section(count: int, rows: list[tuple[str, float, str]]) -> str:
     """Return the ``## Withdrawal gate`` section."""
     base = rows[0][1]
@@ -181,16 +171,7 @@ def section(count: int, rows: list[tuple[str, float, str]]) -> str:
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace the ``## Withdrawal gate`` section of ``path`` (or add it), keeping every other section."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: list[str] | None = None) -> int:

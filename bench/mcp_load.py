@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import shutil
 import socket
@@ -42,6 +41,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from report import machine, replace_section
 
 from agent_memory.home import Home
 from agent_memory.memory import Memory
@@ -300,16 +300,6 @@ def table(pairs: Sequence[tuple[Tally, Tally]]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    """Describe the machine the figures come from."""
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    return (
-        f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
-        f"{platform.python_version()}; load average at the end {load} (other jobs shared the "
-        "machine when above the core count; server and clients share the cores)"
-    )
-
-
 def section(pairs: Sequence[tuple[Tally, Tally]]) -> str:
     """Return the whole ``## MCP load`` section for ``docs/benchmarks.md``."""
     parts = [
@@ -338,16 +328,7 @@ def section(pairs: Sequence[tuple[Tally, Tally]]) -> str:
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace the ``## MCP load`` section of ``path`` (or add it), keeping every other section."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,9 +24,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
-import platform
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -37,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from report import machine, replace_section
 from search_cjk import cjk_rows
 
 from agent_memory.records import MemoryRecord, Provenance
@@ -285,16 +283,6 @@ def quality_rows() -> list[tuple[str, dict[str, float]]]:
 # ---------------------------------------------------------------------- main
 
 
-def machine() -> str:
-    """Describe the machine the way the other benchmarks do."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{os.cpu_count()} cores, {platform.system()} {platform.machine()},"
-        f" Python {platform.python_version()}, SQLite {sqlite3.sqlite_version};"
-        f" load average at the end {load}"
-    )
-
-
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
@@ -400,17 +388,7 @@ def section(
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace the ``## Search`` section of ``path`` (or add it), keeping every other section."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import sqlite3
 import statistics
@@ -27,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from report import machine, replace_section
 
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.stores.files import FileStore
@@ -201,16 +202,6 @@ def run(count: int, work: Path) -> list[Row]:
     return list(rows.values())
 
 
-def machine() -> str:
-    """Describe the machine the figures come from."""
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    return (
-        f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}; "
-        f"load average at the end {load} (other jobs shared the machine when above the core count)"
-    )
-
-
 def table(rows: Sequence[Row]) -> str:
     """Render the rows as a Markdown table."""
 
@@ -245,17 +236,7 @@ def section(results: Sequence[tuple[int, list[Row]]]) -> str:
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace the ``## Stores`` section of ``path`` (or add it), keeping every other section."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
