@@ -27,6 +27,7 @@ from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promoting import PromotionMethods
 from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
+from agent_memory.jobs.review_flow import review_stats
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
 from agent_memory.log.base import OperationLog
@@ -533,6 +534,7 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
                     if r.state in LIVE_STATES and self._reviews.state_of(r) == "quarantined"
                 ),
                 "agent": self._address(),
+                "maintenance": review_stats(self.log),
                 "search": self.catalog.describe(),
                 "indexes": self.catalog.status(),
                 "unreadable": [str(problem) for problem in self.catalog.problems()],

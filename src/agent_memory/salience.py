@@ -61,12 +61,11 @@ class _Sidecar:
         self.rendered: dict[str, dict[str, object]] = {}
         self.dirty = False
 
-    def put(self, record_id: str, touch: Touch) -> None:
+    def put(self, record_id: str, touch: Touch, stamp: str | None = None) -> None:
+        """Set a record's touch; ``stamp`` is ``last_touched`` already formatted, if known."""
         self.scores[record_id] = touch
-        self.rendered[record_id] = {
-            "touches": touch.touches,
-            "last_touched": format_timestamp(touch.last_touched),
-        }
+        when = stamp or format_timestamp(touch.last_touched)
+        self.rendered[record_id] = {"touches": touch.touches, "last_touched": when}
         self.dirty = True
 
     def flush(self, *, strict: bool = False) -> None:
@@ -139,10 +138,11 @@ class Salience:
 
     def touch(self, record_ids: Iterable[str], *, now: datetime) -> None:
         """Add one touch to each id; persist now, or within ``save_interval`` seconds (see module)."""
+        stamp = format_timestamp(now)
         with self._sidecar.lock:
             for record_id in record_ids:
                 previous = self._sidecar.scores.get(record_id)
-                self._sidecar.put(record_id, Touch((previous.touches if previous else 0) + 1, now))
+                self._sidecar.put(record_id, Touch((previous.touches if previous else 0) + 1, now), stamp)
             moment = self._clock()
             if self._saved_at is None or moment - self._saved_at >= self._interval:
                 self._sidecar.save()

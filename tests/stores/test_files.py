@@ -142,7 +142,7 @@ def test_a_corrupt_or_hand_edited_version_is_named_and_left_as_it_is(
             read(bad.id)
         assert str(path) in str(caught.value)
         assert caught.value.hint is not None
-        assert "agent-memory verify" in caught.value.hint
+        assert "agent-memory doctor" in caught.value.hint
     with pytest.raises(StoreError, match=str(path)):
         store.list()
     with pytest.raises(StoreError, match=str(path)):

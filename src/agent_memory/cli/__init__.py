@@ -15,6 +15,8 @@ import sys
 
 import click
 
+from agent_memory.cli.demo import demo
+from agent_memory.cli.doctor import doctor
 from agent_memory.cli.erasure import erase, forget
 from agent_memory.cli.feedback import feedback
 from agent_memory.cli.governance import approve, controls, reinstate, reject, review, withdraw
@@ -25,6 +27,7 @@ from agent_memory.cli.maintenance import consolidate
 from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
 from agent_memory.cli.migrate import migrate
 from agent_memory.cli.promotion import promote, promote_accept, promote_reject, promotions
+from agent_memory.cli.proposals import accept, decline, proposals, revert
 from agent_memory.cli.records import history, list_, show
 from agent_memory.cli.search import golden, reindex
 from agent_memory.cli.serve import serve
@@ -84,6 +87,12 @@ for command in (
     promotions,
     promote_accept,
     promote_reject,
+    proposals,
+    accept,
+    decline,
+    revert,
+    doctor,
+    demo,
 ):
     cli.add_command(command)
 

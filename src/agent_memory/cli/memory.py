@@ -222,6 +222,12 @@ def status(home: str | None, as_json: bool) -> None:
     click.echo(f"kinds        {report['by_kind']}")
     click.echo(f"disputes     {report['open_disputes']} open, {report['pending']} pending review")
     click.echo(f"quarantined  {report['quarantined']}")
+    review = report["maintenance"]
+    rate = "n/a" if review["regret_rate"] is None else f"{review['regret_rate']:.2f}"
+    click.echo(
+        f"maintenance  {review['accepted']} accepted, {review['declined']} declined, "
+        f"{review['reverted']} reverted (regret rate {rate})"
+    )
     search = report["search"]
     click.echo(f"search       {', '.join(search['recipes'])}: {search['why']}")
     for name, why in search["unavailable"].items():

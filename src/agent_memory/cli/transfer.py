@@ -50,22 +50,38 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
 
 
 @click.command(name="import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option(
     "--from",
     "fmt",
     default="memory-file",
-    type=click.Choice(["memory-file"]),
+    type=click.Choice(["memory-file", "locomo", "longmemeval", "git"]),
     show_default=True,
-    help="The input format.",
+    help="The input format: a MemoryFile, a LoCoMo or LongMemEval JSON file, or a git repository folder.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Import at most N sessions per conversation (datasets) or the N latest commits (git).",
 )
 @click.option(
     "--no-verify", is_flag=True, help="Skip signature checks (every record is then tainted external)."
 )
 @home_option
 @json_option
-def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None, as_json: bool) -> None:
-    """Import the MemoryFiles PATHS into the Home.
+def import_(
+    paths: tuple[str, ...], fmt: str, limit: int | None, no_verify: bool, home: str | None, as_json: bool
+) -> None:
+    """Import PATHS into the Home: MemoryFiles by default, or conversations or a git repository.
+
+    With --from locomo / longmemeval each turn becomes a dated episode "Speaker: text"
+    sourced to its position in the file (locomo.json#conv-26/D1:3); dataset labels that give
+    answers away are never read. With --from git each commit becomes a dated episode
+    (source git:<sha>) and README / docs/*.md become notes sourced to file and line range.
+    Every item goes through remember (secrets screening, dedup, log), so importing again
+    adds nothing. A file that cannot be read is reported and the others still import.
 
     Verifies each file first (it must be signed; every record naming a signer must verify);
     adds only records whose id is new and reports the others as skipped. Records not
@@ -78,6 +94,9 @@ def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None,
     from agent_memory.signing import address_of
     from agent_memory.transfer import import_memory_file
 
+    if fmt != "memory-file":
+        _import_items(paths, fmt, limit, home, as_json)
+        return
     opened = open_home(home)
     store, log = opened.store(), opened.log()
     trusted = {address_of(opened.identity()), *opened.settings.trusted_signers}
@@ -147,4 +166,32 @@ def import_(paths: tuple[str, ...], fmt: str, no_verify: bool, home: str | None,
     if as_json:
         echo_json(results)
     if failed:
+        raise click.exceptions.Exit(1)
+
+
+def _import_items(
+    paths: tuple[str, ...], fmt: str, limit: int | None, home: str | None, as_json: bool
+) -> None:
+    from agent_memory.home import resolve_home
+    from agent_memory.importers import import_path
+    from agent_memory.memory import Memory
+
+    open_home(home)  # the usual error and hint when there is no Home
+    with Memory.open(resolve_home(home), source_kind="import") as memory:
+        reports = [import_path(memory, fmt, path, limit=limit) for path in paths]
+    for report in reports:
+        if as_json:
+            continue
+        if report.error is not None:
+            click.echo(f"FAIL {report.error}", err=True)
+            continue
+        click.echo(
+            f"{report.path}: read {report.read}, added {len(report.added)}, "
+            f"{report.present} already present, {len(report.errors)} refused"
+        )
+        for problem in report.errors:
+            click.echo(f"  refused {problem}", err=True)
+    if as_json:
+        echo_json([report.to_json() for report in reports])
+    if any(report.error is not None or report.errors for report in reports):
         raise click.exceptions.Exit(1)

@@ -55,7 +55,7 @@ CODECS: tuple[str, ...] = ("markdown", "json")
 _EXTENSIONS = {"markdown": "md", "json": "json"}
 _HINT = (
     "restore it from git or a backup, or move it aside; "
-    "agent-memory verify <home> lists every unreadable note"
+    "agent-memory doctor --home <home> lists every unreadable note"
 )
 _RECORD_DIR = re.compile(r"\A[0-9a-f]{32}\Z")
 _TEMP_PREFIX = ".tmp-"

@@ -1,0 +1,398 @@
+"""The demo: the whole lifecycle of a Home, run on real input (issue 9 item 1; DESIGN.md §5).
+
+:func:`run_demo` builds a fresh Home from a git repository (its latest commits and its
+documentation) or from a LongMemEval / LoCoMo file, then walks the paths of DESIGN.md §5 in
+order — capture and archive the inbox, consolidate, render the views, answer questions with
+recall, a state supersede, a dispute and its resolution, a withdrawal and its reinstatement,
+``doctor`` — printing what each step did, the equivalent command, and what it found.
+
+Invariants: the input is bounded (at most :data:`MAX_COMMITS` commits, :data:`MAX_SESSIONS`
+sessions per conversation, :data:`MAX_ITEMS` items) and the bound is printed; a step that does
+not exist yet is announced as skipped, never imitated; every question printed with an
+expected source is checked against the ranking actually returned.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_memory.errors import ConfigError
+from agent_memory.home import Home
+from agent_memory.importers import ImportReport, import_path
+from agent_memory.jobs.views import render as render_views
+from agent_memory.memory import Memory
+
+__all__ = ["MAX_COMMITS", "MAX_ITEMS", "MAX_SESSIONS", "DemoResult", "Question", "detect_format", "run_demo"]
+
+MAX_COMMITS = 200
+"""Latest commits a repository demo imports."""
+MAX_SESSIONS = 3
+"""First sessions of each conversation (LoCoMo) or question haystack (LongMemEval) a dataset demo reads."""
+MAX_ITEMS = 400
+"""Items any demo imports at most (in input order), so it finishes well within a minute."""
+TOP = 3
+"""Records shown per question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question the demo asks, and the source anchor(s) a good answer comes from, if known."""
+
+    text: str
+    expected: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class DemoResult:
+    """What a demo run did, for tests and ``--json``-like checks.
+
+    Attributes:
+        home: The Home built.
+        imported: The import report.
+        questions: Each question with the sources of its top records, in rank order.
+        found: Questions whose expected source was among the top records.
+        steps: Names of the steps run, in order; skipped ones read ``"<name>: skipped"``.
+        seconds: Wall time of the run.
+    """
+
+    home: Path
+    imported: ImportReport
+    questions: list[tuple[Question, list[str]]] = field(default_factory=list)
+    found: int = 0
+    steps: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def detect_format(path: str) -> str:
+    """Return ``locomo`` or ``longmemeval`` for a dataset file, judged by its first entry.
+
+    Raises:
+        ConfigError: The file is not a JSON list whose first entry has ``conversation``
+            (LoCoMo) or ``haystack_sessions`` (LongMemEval).
+    """
+    from agent_memory.importers import load_json
+
+    data = load_json(path)
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict) and "conversation" in first:
+        return "locomo"
+    if isinstance(first, dict) and "haystack_sessions" in first:
+        return "longmemeval"
+    raise ConfigError("not a LoCoMo or LongMemEval file", path=path, hint="pass --dataset locomo.json")
+
+
+def run_demo(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    repo: str | None = None,
+    dataset: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> DemoResult:
+    """Build a Home from real input and walk its whole lifecycle, printing as it goes.
+
+    Args:
+        home: A new or empty folder for the Home; a fresh temporary folder when None (kept,
+            so you can look at it afterwards).
+        repo: The git repository to import (default: the current directory) unless ``dataset``.
+        dataset: A LoCoMo or LongMemEval JSON file to import instead of a repository.
+        echo: Where each output line goes.
+
+    Returns:
+        What was done (see :class:`DemoResult`).
+
+    Raises:
+        ConfigError: ``home`` is not empty, or ``dataset`` is not a known format.
+        RecordError: The input cannot be read (not a git repository, not JSON).
+    """
+    started = time.perf_counter()
+    root = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="agent-memory-demo-"))
+    fmt = detect_format(dataset) if dataset else "git"
+    source = dataset if dataset else os.path.abspath(repo or ".")
+    step = _Steps(echo)
+    step("Make a Home", f"agent-memory init {root}")
+    _bm25_only(Home.init(root))
+    opened = Home.open(root)
+    echo(f"  a Home is a git repository of plain files: {', '.join(sorted(p.name for p in root.iterdir()))}")
+    echo('  search: BM25 full-text (memory.toml [search] recipes = ["bm25"]), no model to download')
+    with Memory.open(root, source_kind="import") as memory:
+        result = DemoResult(home=root, imported=_import(step, memory, fmt, source))
+        if result.imported.error is not None:
+            return result
+        memory.source_kind = "cli"
+        _capture(step, opened, memory)
+        step("Distill", None)
+        echo("  skipped: distill (archive lines → proposed records) does not exist yet in agent-memory.")
+        echo("  The captured lines are remembered directly below, sourced to their archive anchors.")
+        _consolidate(step, memory)
+        _render(step, opened)
+        _ask(step, memory, result, _questions(memory, fmt, source, result.imported))
+        _supersede_and_dispute(step, memory)
+        _withdraw(step, memory, result)
+        # Later steps changed records: bring the views up to date before the health check.
+        render_views(opened)
+    _doctor(step, root)
+    result.steps = step.names
+    result.seconds = time.perf_counter() - started
+    echo("")
+    echo(
+        f"Done in {result.seconds:.1f} s. The Home is at {root}: open its notes/, MEMORY.md and log/ to look."
+    )
+    return result
+
+
+def _bm25_only(home: Home) -> None:
+    # BM25 alone is the default without the embeddings extra; fixing it here makes the demo
+    # equally quick everywhere (a model would embed every imported item).
+    from agent_memory.search.recipes import BUILTIN_RECIPES, splice_search
+
+    path = home.root / "memory.toml"
+    text = splice_search(
+        path.read_text(encoding="utf-8"), home.settings.search.activating(BUILTIN_RECIPES["bm25"])
+    )
+    path.write_text(text, encoding="utf-8")
+
+
+class _Steps:
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self.echo = echo
+        self.names: list[str] = []
+
+    def __call__(self, title: str, command: str | None) -> None:
+        self.names.append(title)
+        self.echo("")
+        self.echo(f"== {len(self.names)}. {title}")
+        if command:
+            self.echo(f"   $ {command}")
+
+    def skipped(self) -> None:
+        self.names[-1] += ": skipped"
+
+
+def _import(step: _Steps, memory: Memory, fmt: str, source: str) -> ImportReport:
+    if fmt == "git":
+        step("Import the repository", f"agent-memory import --from git {source} --limit {MAX_COMMITS}")
+        report = import_path(memory, "git", source, limit=MAX_COMMITS, max_items=MAX_ITEMS)
+    else:
+        step(f"Import the {fmt} file", f"agent-memory import --from {fmt} {source} --limit {MAX_SESSIONS}")
+        report = import_path(memory, fmt, source, limit=MAX_SESSIONS, max_items=MAX_ITEMS)
+    echo = step.echo
+    if report.error is not None:
+        echo(f"  cannot import: {report.error}")
+        return report
+    bound = (
+        f"the latest {MAX_COMMITS} commits plus README and docs/*.md"
+        if fmt == "git"
+        else f"the first {MAX_SESSIONS} sessions of each conversation"
+    )
+    echo(f"  bounded to {bound}, at most {MAX_ITEMS} items, so the demo stays under a minute")
+    echo(
+        f"  read {report.read}, added {len(report.added)}, {report.present} already present "
+        f"(identical text), {len(report.errors)} refused"
+    )
+    for problem in report.errors[:3]:
+        echo(f"  refused {problem}")
+    for record_id in report.added[:2]:
+        record = memory.get(record_id)
+        when = record.occurred_at.date().isoformat() if record.occurred_at else "undated"
+        echo(f"  e.g. {record_id} [{when}] source {record.provenance.ref}")
+        echo(f"       {_short(record.body)}")
+    return report
+
+
+def _capture(step: _Steps, home: Home, memory: Memory) -> None:
+    from agent_memory.jobs.archive import archive_inbox
+    from agent_memory.jobs.inbox import capture
+
+    step("Capture into the inbox, then archive it", "agent-memory capture TEXT --source REF; archive-inbox")
+    lines = [
+        ("The demo Home was built to show the whole memory lifecycle", "knowledge", None),
+        ("Search in this Home uses BM25 full-text ranking", "state", "demo:search"),
+    ]
+    items = [
+        capture(home, text, kind=kind, subject=subject, source="demo:session")
+        for text, kind, subject in lines
+    ]
+    for item in items:
+        step.echo(f"  captured {item.id}: {item.text}")
+    archived = archive_inbox(home)
+    files = ", ".join(segment.file for segment in archived.segments)
+    step.echo(f"  archived {len(archived.item_ids)} item(s) into {files} (append-only; the evidence floor)")
+    for item, (text, kind, subject) in zip(items, lines, strict=True):
+        anchor = f"{archived.segments[0].file}#{item.id}" if archived.segments else "demo:session"
+        memory.remember(text, source=anchor, kind=kind, subject=subject)
+
+
+def _consolidate(step: _Steps, memory: Memory) -> None:
+    step("Consolidate", "agent-memory consolidate")
+    report = memory.consolidate()
+    stats = report.stats
+    step.echo(
+        f"  {stats['records']} records read, {stats['pairs']} candidate pairs: {len(report.actions)} applied "
+        f"(exact dedup, disputes), {len(report.proposals)} proposals filed for review, "
+        f"{len(report.rejections)} rejected"
+    )
+    for pending in report.proposals[:4]:
+        step.echo(f"  proposed {pending.pass_name} {pending.action} {' '.join(pending.record_ids)[:60]}")
+        step.echo(f"           {_short(pending.reason)}")
+    if report.proposals:
+        step.echo("  proposals wait under proposals/pending-consolidation/; nothing was changed by them")
+
+
+def _render(step: _Steps, home: Home) -> None:
+    step("Render the views", "agent-memory render")
+    result = render_views(home)
+    step.echo(f"  wrote {', '.join(result.written) or 'nothing new'}")
+    step.echo(
+        f"  MEMORY.md (autoloaded at session start): {result.shown} records, {result.used_tokens} tokens"
+    )
+
+
+def _questions(memory: Memory, fmt: str, source: str, report: ImportReport) -> list[Question]:
+    held = set(report.held)
+    if fmt == "git":
+        # Questions formed from what was imported: the newest commit's subject, a documented section.
+        commits = [s for s in report.held if s.startswith("git:")]
+        docs = [s for s in report.held if "#L" in s]
+        questions = [Question("How do I install it and run the tests?")]
+        if commits:
+            subject = memory.get(report.held[commits[0]]).body.split("committed: ", 1)[-1].split("\n")[0]
+            questions.append(Question(f"Who changed this, and when: {subject}?", (commits[0],)))
+        headings = {
+            s: memory.get(report.held[s]).body.split("\n", 1)[0].lstrip("# ").strip()
+            for s in docs[1:12]
+            if memory.get(report.held[s]).body.startswith("#")
+        }
+        if headings:
+            # The most specific (longest) heading among the first sections makes the clearest question.
+            anchor = max(headings, key=lambda s: (len(headings[s]), s))
+            questions.append(
+                Question(f"What does the documentation say about {headings[anchor]}?", (anchor,))
+            )
+        return questions
+    from agent_memory.importers import load_json
+
+    data = load_json(source)
+    name = os.path.basename(source)
+    picked: list[Question] = []
+    for index, entry in enumerate(data):
+        for text, expected in _dataset_questions(fmt, name, index, entry):
+            if expected and set(expected) <= held and len(picked) < 3:
+                picked.append(Question(text, expected))
+    return picked
+
+
+def _dataset_questions(fmt: str, name: str, index: int, entry: Any) -> list[tuple[str, tuple[str, ...]]]:
+    # Questions and their evidence are read here only to ask and to check; they are never stored.
+    if fmt == "locomo":
+        out = []
+        for qa in entry.get("qa", []):
+            evidence = tuple(f"{name}#{entry['sample_id']}/{e}" for e in qa.get("evidence", []))
+            if qa.get("category") in (1, 2, 4) and evidence:
+                out.append((str(qa["question"]), evidence))
+        return out
+    expected = tuple(
+        f"{name}#/{index}/haystack_sessions/{s}/{t}"
+        for s, session in enumerate(entry.get("haystack_sessions", []))
+        for t, turn in enumerate(session)
+        if turn.get("has_answer") and turn.get("role") == "user" and str(turn.get("content", "")).strip()
+    )
+    return [(str(entry.get("question", "")), expected)]
+
+
+def _ask(step: _Steps, memory: Memory, result: DemoResult, questions: list[Question]) -> None:
+    step("Answer questions with recall", 'agent-memory recall "QUESTION" --k 3')
+    if not questions:
+        step.echo("  no question could be formed from the imported items")
+    for question in questions:
+        recalled = memory.recall(question.text, k=TOP)
+        sources = [r.record.provenance.ref or "" for r in recalled.records]
+        result.questions.append((question, sources))
+        step.echo(f"  Q: {question.text}")
+        for rank, hit in enumerate(recalled.records, start=1):
+            record = hit.record
+            when = (record.occurred_at or record.created_at).date().isoformat()
+            step.echo(f"    {rank}. score {hit.score:.3f} [{when}] {record.provenance.ref}")
+            step.echo(f"       {_short(record.body)}")
+            step.echo(f"       why: {'; '.join(hit.reasons)}")
+        if question.expected:
+            hit_expected = any(s in question.expected for s in sources)
+            result.found += hit_expected
+            shown = ", ".join(question.expected[:3])
+            step.echo(f"    expected source {shown}: {'in' if hit_expected else 'NOT in'} the top {TOP}")
+
+
+def _supersede_and_dispute(step: _Steps, memory: Memory) -> None:
+    step("Supersede a state", "agent-memory remember TEXT --kind state --subject demo:search")
+    newer = memory.remember(
+        "Search in this Home uses hybrid BM25 and vector ranking",
+        source="demo:session",
+        kind="state",
+        subject="demo:search",
+    )
+    step.echo(f"  new value {newer.record_id} superseded {newer.superseded} (same subject, newer, untainted)")
+    history = memory.recall("search in this Home", k=8, include_history=True)
+    for hit in (h for h in history.records if h.record.subject == "demo:search"):
+        step.echo(f"    {hit.record.state.value:<11} {_short(hit.record.body)}")
+    step(
+        "A dispute and its resolution",
+        "agent-memory remember TEXT --kind state --subject demo:search --taint external",
+    )
+    claim = memory.remember(
+        "Search in this Home uses a remote search service",
+        source="demo:external-page",
+        kind="state",
+        subject="demo:search",
+        taint=["external"],
+    )
+    step.echo(
+        f"  a tainted value {claim.record_id} disputes {claim.disputed_with}: both are now transitional"
+    )
+    if claim.disputed_with is not None:
+        memory.resolve(claim.disputed_with, claim.record_id, "the Home's own settings say hybrid")
+        step.echo(f"  $ agent-memory resolve {claim.disputed_with} {claim.record_id} --reason ...")
+        step.echo(f"  resolved: {claim.disputed_with} active again, {claim.record_id} superseded")
+
+
+def _withdraw(step: _Steps, memory: Memory, result: DemoResult) -> None:
+    step(
+        "Withdraw and reinstate", "agent-memory withdraw --record ID --reason ...; reinstate WD --reason ..."
+    )
+    if not result.questions or not result.questions[0][1]:
+        step.echo("  nothing recalled to withdraw")
+        return
+    question = result.questions[0][0].text
+    top = memory.recall(question, k=1).records[0].record
+    control = memory.withdraw(memory_item_ids=[top.id], reason="demo: hide it for now")
+    after = [r.record.id for r in memory.recall(question, k=TOP).records]
+    gone = "absent" if top.id not in after else "PRESENT"
+    step.echo(f"  withdrew {top.id} ({control.withdrawal_id}); recalled again: {gone}")
+    memory.reinstate(control.withdrawal_id, "demo: it may be used again")
+    back = [r.record.id for r in memory.recall(question, k=TOP).records]
+    step.echo(f"  reinstated; recalled again: {'back' if top.id in back else 'STILL ABSENT'}")
+
+
+def _doctor(step: _Steps, root: Path) -> None:
+    from agent_memory.cli import cli
+
+    step("Doctor", f"agent-memory doctor --home {root}")
+    if "doctor" not in cli.commands:
+        step.echo("  skipped: `agent-memory doctor` does not exist yet in this version.")
+        step.skipped()
+        return
+    import click
+
+    try:
+        cli.main(args=["doctor", "--home", str(root)], prog_name="agent-memory", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        step.echo(f"  doctor exited with status {exc.exit_code}")
+
+
+def _short(text: str, width: int = 110) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

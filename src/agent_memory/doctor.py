@@ -1,0 +1,328 @@
+"""``agent-memory doctor``: check a Home's integrity and repair only what is derived (issue 8, item 2).
+
+Each check reads the Home and reports pass or fail with details (one line per problem,
+naming the file, record or index). :func:`repair` then fixes what can be made again from
+the truth: search indexes are rebuilt, open write intents rolled forward, stale views
+re-rendered and a damaged salience sidecar reset.
+
+Invariant: nothing under ``notes/``, ``log/`` or ``archive/`` is ever changed by a check,
+and a repair only appends the events a roll-forward writes to the log; hand-edited views,
+damaged notes, a broken log chain and edited archive files are reported, never "fixed".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_memory.conformance import Conformance, conformance
+from agent_memory.errors import AgentMemoryError, LogError, SignatureError, StoreError
+from agent_memory.home import Home
+from agent_memory.records import MemoryRecord, State
+from agent_memory.wire import utc_now
+
+__all__ = ["Check", "DoctorReport", "diagnose", "doctor", "repair"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One integrity check's outcome.
+
+    Attributes:
+        name: Short stable name (``notes``, ``signatures``, ``log``, ``indexes``, ``intents``,
+            ``views``, ``archive``, ``state``, ``salience``).
+        ok: True when nothing was found.
+        details: One line per problem (or, when ok, what was checked).
+        fixable: Whether ``doctor --fix`` can repair what was found (derived data only).
+    """
+
+    name: str
+    ok: bool
+    details: tuple[str, ...] = ()
+    fixable: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"name", "ok", "details": [str], "fixable"}``."""
+        return {"name": self.name, "ok": self.ok, "details": list(self.details), "fixable": self.fixable}
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """What doctor found (after any repairs) and what it repaired.
+
+    Attributes:
+        checks: Every check, in a fixed order, as it stands after repairs.
+        fixed: One line per repair made or attempted (empty without ``--fix``).
+        conformance: The seed 000 level, §21 checklist and seed 003 MUSTs (not part of
+            ``healthy``: a Home can be sound at a low level).
+    """
+
+    checks: tuple[Check, ...]
+    fixed: tuple[str, ...] = field(default=())
+    conformance: Conformance | None = None
+
+    @property
+    def healthy(self) -> bool:
+        """True when every check passed."""
+        return all(check.ok for check in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"healthy": bool, "checks": [...], "fixed": [str], "conformance": {...} | None}``."""
+        return {
+            "healthy": self.healthy,
+            "checks": [check.to_json() for check in self.checks],
+            "fixed": list(self.fixed),
+            "conformance": self.conformance.to_json() if self.conformance is not None else None,
+        }
+
+
+def doctor(home: Home, *, fix: bool = False) -> DoctorReport:
+    """Check ``home``; with ``fix``, repair what is derived and check again.
+
+    Args:
+        home: An opened Home.
+        fix: Rebuild dirty indexes, roll forward open intents, re-render stale views and
+            reset a damaged salience sidecar (never notes, log or archive content).
+
+    Returns:
+        The report with the conformance table (computed after repairs); ``healthy`` is
+        False when integrity problems remain.
+
+    Raises:
+        StoreError: A repair could not write a derived file (the indexes, a view).
+    """
+    checks = diagnose(home)
+    fixed = repair(home, checks) if fix else []
+    if fixed:
+        checks = diagnose(home)
+    return DoctorReport(tuple(checks), tuple(fixed), conformance(home))
+
+
+def diagnose(home: Home) -> list[Check]:
+    """Run every integrity check on ``home`` (read-only) and return them in a fixed order.
+
+    A check that cannot run (the log unreadable for the archive check) fails with the
+    reason instead of raising.
+    """
+    runs: list[tuple[str, Callable[[Home], Check]]] = [
+        ("notes", _check_notes),
+        ("signatures", _check_signatures),
+        ("log", _check_log),
+        ("intents", _check_intents),
+        ("indexes", _check_indexes),
+        ("views", _check_views),
+        ("archive", _check_archive),
+        ("state", _check_state),
+        ("salience", _check_salience),
+    ]
+    checks = []
+    for name, run in runs:
+        try:
+            checks.append(run(home))
+        except AgentMemoryError as exc:
+            checks.append(Check(name, False, (f"could not be checked: {exc}",)))
+    return checks
+
+
+def repair(home: Home, checks: list[Check]) -> list[str]:
+    """Repair the derived problems ``checks`` found; return one line per repair made.
+
+    Open intents are rolled forward only while the log chain verifies (a roll-forward
+    appends to the log). Views are re-rendered only when none was edited by hand.
+
+    Raises:
+        StoreError: A derived file could not be written.
+    """
+    failed = {check.name: check for check in checks if not check.ok}
+    fixed: list[str] = []
+    rolled = False
+    if "intents" in failed and "log" not in failed:
+        from agent_memory.writing import roll_forward
+
+        try:
+            with home.writer_lock():
+                closed = roll_forward(home.store(), home.log(), actor=home.settings.owner, now=utc_now())
+            fixed.append(f"intents: rolled forward {closed} interrupted write(s)")
+        except AgentMemoryError as exc:  # a damaged record in the intent: reported, the rest still repaired
+            fixed.append(f"intents: could not roll forward: {exc}")
+        rolled = True
+    if "indexes" in failed or rolled:
+        catalog = _catalog(home)
+        try:
+            dirty = [entry["name"] for entry in catalog.status() if entry["dirty"]]
+            if dirty:
+                count = catalog.rebuild(dirty)
+                fixed.append(f"indexes: rebuilt {', '.join(dirty)} from {count} record(s)")
+        finally:
+            catalog.close()
+    if "views" in failed and failed["views"].fixable:
+        from agent_memory.jobs.views import render
+
+        result = render(home)
+        fixed.append(f"views: re-rendered {', '.join(result.written + result.removed) or 'nothing'}")
+    if "salience" in failed:
+        (home.cache_dir / "salience.json").unlink(missing_ok=True)
+        fixed.append(
+            "salience: reset the damaged sidecar .cache/salience.json (touch counts start from zero)"
+        )
+    return fixed
+
+
+# ---------------------------------------------------------------------- the checks
+
+
+def _latest(home: Home) -> tuple[list[MemoryRecord], int]:
+    """Return the readable latest version of every record and how many records there are."""
+    store = home.store()
+    ids = sorted(store.version_tokens())
+    records = []
+    for record_id in ids:
+        try:
+            records.append(store.get(record_id))
+        except StoreError:
+            continue  # reported by the notes check
+    return records, len(ids)
+
+
+def _check_notes(home: Home) -> Check:
+    store = home.store()
+    problems = store.check()
+    count = len(store.version_tokens())
+    if problems:
+        return Check("notes", False, tuple(str(p) for p in problems))
+    return Check("notes", True, (f"{count} record(s): every version file parses and its id verifies",))
+
+
+def _check_signatures(home: Home) -> Check:
+    store = home.store()
+    bad, signed, unsigned = [], 0, 0
+    for record_id in sorted(store.version_tokens()):
+        try:
+            versions = store.history(record_id)
+        except StoreError:
+            continue  # reported by the notes check
+        for number, record in enumerate(versions, 1):
+            if not record.signed_by and not record.signature:
+                unsigned += 1
+                continue
+            signed += 1
+            try:
+                from agent_memory.signing import verify_record
+
+                verify_record(record)
+            except SignatureError as exc:
+                bad.append(f"{record.id} version {number}: {exc}")
+    if bad:
+        return Check("signatures", False, tuple(bad))
+    return Check("signatures", True, (f"{signed} signed version(s) verify; {unsigned} unsigned",))
+
+
+def _check_log(home: Home) -> Check:
+    try:
+        count = home.log().verify()
+    except LogError as exc:
+        return Check("log", False, (str(exc),))
+    return Check("log", True, (f"{count} entries: every line parses and the hash chain verifies",))
+
+
+def _check_intents(home: Home) -> Check:
+    from agent_memory.writing import open_intents
+
+    pending = open_intents(home.log().entries())
+    if not pending:
+        return Check("intents", True, ("no half-finished write",))
+    lines = tuple(
+        f"log seq {entry.seq}: {entry.details.get('op', '?')} of {' -> '.join(entry.record_ids)} "
+        "was interrupted (no intent-done)"
+        for entry in pending
+    )
+    return Check("intents", False, lines, fixable=True)
+
+
+def _catalog(home: Home) -> Any:
+    from agent_memory.search.catalog import IndexCatalog
+
+    return IndexCatalog.for_home(home.cache_dir, home.store(), search=home.settings.search)
+
+
+def _check_indexes(home: Home) -> Check:
+    catalog = _catalog(home)
+    try:
+        status = catalog.status()
+    finally:
+        catalog.close()
+    lines = tuple(
+        f"{e['name']}: {'dirty' if e['dirty'] else 'clean'}, {e['records']} readable record file(s) vs "
+        f"{e['indexed']} indexed, {e['stale']} stale"
+        for e in status
+    )
+    ok = not any(e["dirty"] for e in status)
+    return Check("indexes", ok, lines if ok else tuple(ln for ln in lines if ": dirty" in ln), fixable=not ok)
+
+
+def _check_views(home: Home) -> Check:
+    from agent_memory.jobs.views import check_views, render
+
+    edited = [f"{p}" for p in check_views(home)]
+    result = render(home, check=True)
+    rendered_before = (home.root / "index.md").exists()
+    # Before the first render only the init placeholder exists: not stale, just not rendered yet.
+    would_change = [
+        n for n in result.written if rendered_before and n not in {p.path for p in result.problems}
+    ]
+    stale = [f"{name}: stale (render would rewrite it)" for name in would_change]
+    stale += [f"{name}: obsolete (render would remove it)" for name in result.removed]
+    if edited:
+        note = [
+            "not re-rendered by --fix: views edited by hand are yours to move into memory or render --force"
+        ]
+        return Check("views", False, tuple(edited + stale + note))
+    if stale:
+        return Check("views", False, tuple(stale), fixable=True)
+    return Check("views", True, ("every view is as render wrote it",))
+
+
+def _check_archive(home: Home) -> Check:
+    from agent_memory.jobs.archive import check_archive
+
+    problems = check_archive(home)
+    if problems:
+        return Check("archive", False, tuple(str(p) for p in problems))
+    return Check("archive", True, ("every archive file matches its logged digests",))
+
+
+def _check_state(home: Home) -> Check:
+    from agent_memory.writing import subject_key
+
+    records, _ = _latest(home)
+    active: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        key = subject_key(record)
+        if key is not None and record.state is State.ACTIVE:
+            active.setdefault(key, []).append(record.id)
+    lines = tuple(
+        f"namespace {ns!r} subject {subject!r}: {len(ids)} active state records ({', '.join(ids)})"
+        for (ns, subject), ids in sorted(active.items())
+        if len(ids) > 1
+    )
+    if lines:
+        return Check("state", False, lines)
+    return Check("state", True, ("at most one active state record per namespace and subject",))
+
+
+def _check_salience(home: Home) -> Check:
+    from agent_memory.salience import _touch_from_json  # the sidecar's own strict reader
+
+    path: Path = home.cache_dir / "salience.json"
+    if not path.exists():
+        return Check("salience", True, ("no sidecar yet",))
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        for entry in raw["scores"].values():
+            _touch_from_json(entry)
+    except Exception as exc:  # any damage: bad JSON, shapes, timestamps (the sidecar resets the same way)
+        return Check("salience", False, (f"{path}: unreadable ({exc})",), fixable=True)
+    return Check("salience", True, (f"{len(raw['scores'])} touch record(s)",))

@@ -1,0 +1,223 @@
+"""Importers: turn real input (conversation datasets, a git repository) into records (issue 9 item 2).
+
+One module per format reads its input into :class:`Item` values; :func:`import_path` writes
+them through :meth:`Memory.remember`, so secrets screening, exact dedup and the operation
+log apply to every item exactly as to a hand-written memory.
+
+Invariants: every item carries a source anchor back to the original file and its line range
+or position (``locomo.json#conv-26/D1:3``, ``README.md#L10-L24``, ``git:<sha>``); importing
+the same input twice adds no record (content addresses plus exact dedup); one bad file or
+item is reported with its path and never stops the others. Dataset fields that give answers
+away (LongMemEval's session ids, ``has_answer``, questions, answers; LoCoMo's QA, evidence and
+generated summaries) are never read into an item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import AgentMemoryError, RecordError
+
+if TYPE_CHECKING:
+    from agent_memory.memory import Memory
+
+__all__ = ["FORMATS", "ImportReport", "Item", "Reader", "import_path", "read_items"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One record to be, as a reader found it.
+
+    Attributes:
+        text: The body, e.g. ``"Caroline: Hey Mel!"`` for a conversation turn.
+        source: The anchor back to the input (file and position, or ``git:<sha>``).
+        type: ``episode`` for turns and commits, ``fact`` for documentation.
+        occurred_at: When it happened (aware), if the input says.
+        tags: Labels naming the input format, never a dataset id.
+    """
+
+    text: str
+    source: str
+    type: str = "episode"
+    occurred_at: datetime | None = None
+    tags: tuple[str, ...] = ()
+
+
+Reader = Callable[..., Iterator[Item]]
+"""``reader(path, zone=..., limit=...)``: yields a file's items; raises RecordError naming the path."""
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What one file's import did.
+
+    Attributes:
+        path: The input file or folder.
+        fmt: The format name (a key of :data:`FORMATS`).
+        read: Items the reader produced.
+        added: Ids of records newly written.
+        present: Items already held (exact dedup: importing again adds nothing).
+        errors: ``"<source>: <message>"`` for each item that could not be written.
+        error: The message when the whole file could not be read (nothing was written).
+        held: ``{source anchor: record id}`` for every item now held (added or already present).
+    """
+
+    path: str
+    fmt: str
+    read: int = 0
+    added: list[str] = field(default_factory=list)
+    present: int = 0
+    errors: list[str] = field(default_factory=list)
+    error: str | None = None
+    held: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``--json`` shape of ``agent-memory import``."""
+        data: dict[str, Any] = {
+            "path": self.path,
+            "format": self.fmt,
+            "read": self.read,
+            "added": self.added,
+            "already_present": self.present,
+            "errors": self.errors,
+        }
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+def _formats() -> dict[str, Reader]:
+    from agent_memory.importers.git import read_git
+    from agent_memory.importers.locomo import read_locomo
+    from agent_memory.importers.longmemeval import read_longmemeval
+
+    return {"locomo": read_locomo, "longmemeval": read_longmemeval, "git": read_git}
+
+
+FORMATS: tuple[str, ...] = ("locomo", "longmemeval", "git")
+"""Formats :func:`import_path` reads (``memory-file`` is handled by :mod:`agent_memory.transfer`)."""
+
+
+def read_items(fmt: str, path: str, *, zone: tzinfo, limit: int | None = None) -> list[Item]:
+    """Read every item of ``path`` in format ``fmt`` before anything is written.
+
+    Args:
+        fmt: One of :data:`FORMATS`.
+        path: The file (datasets) or folder (git).
+        zone: The Home's time zone; dates without an offset are read in it.
+        limit: At most this many units (conversation sessions, or commits for git); all when None.
+
+    Raises:
+        RecordError: Unknown format, unreadable or malformed input (the path and field are named).
+    """
+    readers = _formats()
+    if fmt not in readers:
+        raise RecordError(f"unknown import format {fmt!r}", field="from", hint=f"one of {', '.join(FORMATS)}")
+    return list(readers[fmt](path, zone=zone, limit=limit))
+
+
+def import_path(
+    memory: Memory,
+    fmt: str,
+    path: str,
+    *,
+    limit: int | None = None,
+    max_items: int | None = None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import one file or folder into ``memory`` through ``remember``; never raises for bad input.
+
+    The whole input is read and checked first, so a malformed file writes nothing; then each
+    item is remembered, and an item refused (e.g. by secrets screening) is listed in
+    ``errors`` while the rest still import. Logs one ``import`` event per file.
+
+    Args:
+        memory: The open Memory (its time zone reads naive dates).
+        fmt: One of :data:`FORMATS`.
+        path: The input.
+        limit: As for :func:`read_items`.
+        max_items: Import only the first this many items, in input order (the demo's bound).
+        now: The clock (record time of new records).
+
+    Returns:
+        The report; ``report.error`` is set when the file could not be read.
+    """
+    report = ImportReport(path=path, fmt=fmt)
+    try:
+        items = read_items(fmt, path, zone=memory.zone, limit=limit)[:max_items]
+    except AgentMemoryError as exc:
+        report.error = str(exc)
+        return report
+    report.read = len(items)
+    _remember_all(memory, items, report, now)
+    memory.log.append(
+        "import",
+        actor=memory.actor,
+        record_ids=tuple(report.added),
+        details={
+            "path": path,
+            "format": fmt,
+            "read": report.read,
+            "already_present": report.present,
+            "errors": len(report.errors),
+        },
+        now=now,
+    )
+    return report
+
+
+def _remember_all(memory: Memory, items: Iterable[Item], report: ImportReport, now: datetime | None) -> None:
+    for item in items:
+        try:
+            result = memory.remember(
+                item.text,
+                source=item.source,
+                type=item.type,
+                tags=item.tags,
+                occurred_at=item.occurred_at,
+                now=now,
+            )
+        except AgentMemoryError as exc:
+            report.errors.append(f"{item.source}: {exc}")
+            continue
+        report.held[item.source] = result.record_id
+        if result.deduped:
+            report.present += 1
+        else:
+            report.added.append(result.record_id)
+
+
+def load_json(path: str) -> Any:
+    """Load a JSON input file (UTF-8).
+
+    Raises:
+        RecordError: The file cannot be read or is not JSON (the path is named).
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as exc:
+        raise RecordError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RecordError(f"not a JSON file: {exc}", path=path) from None
+
+
+def parse_date(text: Any, formats: tuple[str, ...], zone: tzinfo, *, path: str, field: str) -> datetime:
+    """Parse a dataset's free-text date with the first matching ``strptime`` format, in ``zone``.
+
+    Raises:
+        RecordError: Not a string, or no format matches (path and field named).
+    """
+    if isinstance(text, str):
+        cleaned = " ".join(text.split())
+        for fmt in formats:
+            try:
+                return datetime.strptime(cleaned, fmt).replace(tzinfo=zone)
+            except ValueError:
+                continue
+    raise RecordError(f"unreadable date {text!r}", path=path, field=field)

@@ -1,0 +1,411 @@
+"""Reviewing maintenance proposals: list, accept, decline, revert, and the regret rate (issue 7 item 5).
+
+A consolidation run files each change it may not apply on its own as a
+:class:`~agent_memory.jobs.pending.PendingProposal` under ``proposals/pending-consolidation/``
+(DESIGN.md §9 "What jobs may apply on their own"). This module is the review that follows:
+
+- :func:`accept` re-validates each proposal against the current records
+  (:func:`~agent_memory.jobs.pending.revalidate`) and writes exactly the versions the proposal
+  gate returns; a stale or illegal one is refused with its reason and writes nothing.
+- :func:`decline` writes no record, only the verdict.
+- :func:`revert` undoes an accepted proposal by legal moves only (DESIGN.md §9 "``revert``
+  writes correction records, never an illegal move"): a record the proposal created is
+  superseded by a correction record restoring what it replaced (or archived when it replaced
+  nothing, as a promoted rule); every other record it retired comes back as a new correction
+  record; a flag goes back to its previous value. Nothing is deleted or un-archived.
+- :func:`review_stats` folds the log into counts and the regret rate = reverted ÷ accepted
+  (seed 003).
+
+Verdicts are ``review`` log events (DESIGN.md §9 "review marks are events") with details
+``{"verdict": "accepted" | "declined" | "reverted", "proposal_id": <id>, …}``: ids, pass names
+and digests, never record content. The log is the truth of what was decided: proposal files
+are never moved or deleted (kept for audit), and a proposal is pending while no verdict
+names it. The words ``accepted``/``declined`` are not quarantine verdicts, so
+:class:`~agent_memory.review.ReviewBook` ignores them.
+
+Invariant: every refusal (stale, illegal, unknown id, already decided, no grant) raises
+before the first write; an accepted or reverted proposal's writes all pass the gate first.
+Not done here: maintenance git branches (issue 7 item 5's ``maintenance/<stamp>`` worktree);
+the flow runs in ``proposals/`` as DESIGN.md §9 prescribes for a Home that is not a git repository.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError, RecordNotFound
+from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
+from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
+from agent_memory.records import MemoryRecord, Provenance, State
+from agent_memory.stores.base import RecordStore, check_next_version
+
+if TYPE_CHECKING:
+    from agent_memory.log.base import OperationLog
+    from agent_memory.memory import Memory
+
+__all__ = [
+    "ACCEPTED",
+    "DECLINED",
+    "REVERTED",
+    "Outcome",
+    "accept",
+    "decline",
+    "diff_versions",
+    "pending_proposals",
+    "revert",
+    "review_stats",
+]
+
+ACCEPTED = "accepted"
+DECLINED = "declined"
+REVERTED = "reverted"
+_FLOW_VERDICTS = (ACCEPTED, DECLINED, REVERTED)
+# Content fields a restoring correction record copies from the record it brings back.
+_COPIED: tuple[str, ...] = (
+    "slots",
+    "confidence",
+    "evidence",
+    "tags",
+    "occurred_at",
+    "kind",
+    "subject",
+    "namespace",
+    "scope",
+    "valid_from",
+    "valid_to",
+    "taint",
+    "sources",
+    "epistemic_status",
+)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one ``accept``/``decline``/``revert`` call did.
+
+    Attributes:
+        done: Proposal ids that got the verdict, in request order.
+        refused: ``(proposal id, reason)`` for each one refused (nothing written for it).
+        written: Record versions written, in write order.
+    """
+
+    done: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    written: list[MemoryRecord] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"done": [ids], "refused": [{"id", "reason"}], "written": [record ids]}``."""
+        return {
+            "done": list(self.done),
+            "refused": [{"id": i, "reason": r} for i, r in self.refused],
+            "written": [v.id for v in self.written],
+        }
+
+
+def _folder(memory: Memory) -> Path:
+    home = getattr(memory, "home", None)
+    if home is None:
+        raise ConfigError(
+            "maintenance proposals live in a Home's proposals/ folder; this Memory has none",
+            hint="open a Home (agent-memory --home PATH …)",
+        )
+    return Path(home.root) / PENDING_FOLDER
+
+
+def _verdicts(log: OperationLog) -> dict[str, list[dict[str, Any]]]:
+    """Return ``{proposal id: [details of each verdict event, oldest first]}``."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for entry in log.entries():
+        if str(entry.action) == "review" and entry.details.get("verdict") in _FLOW_VERDICTS:
+            found.setdefault(str(entry.details.get("proposal_id", "")), []).append(dict(entry.details))
+    return found
+
+
+def review_stats(log: OperationLog) -> dict[str, Any]:
+    """Count maintenance verdicts in the log and compute the regret rate (seed 003; issue 7 item 5).
+
+    Returns:
+        ``{"accepted": int, "declined": int, "reverted": int, "regret_rate": float | None}``,
+        counting distinct proposal ids; ``regret_rate`` = reverted ÷ accepted (in [0, 1]),
+        ``None`` while nothing was accepted.
+
+    Raises:
+        LogError: The log cannot be read.
+    """
+    counts = {verdict: 0 for verdict in _FLOW_VERDICTS}
+    for events in _verdicts(log).values():
+        for verdict in {str(e["verdict"]) for e in events}:
+            counts[verdict] += 1
+    rate = counts[REVERTED] / counts[ACCEPTED] if counts[ACCEPTED] else None
+    return {**counts, "regret_rate": rate}
+
+
+def pending_proposals(memory: Memory) -> list[PendingProposal]:
+    """Return the filed proposals no verdict names yet, by id.
+
+    Raises:
+        ConfigError: ``memory`` has no Home.
+        ProposalError: A proposal file is unreadable or malformed (naming it).
+    """
+    decided = _verdicts(memory.log)
+    return [p for p in load_pending(_folder(memory)) if p.id not in decided]
+
+
+def _lines(record: MemoryRecord | None) -> list[str]:
+    if record is None:
+        return []
+    wire = record.to_wire()
+    return [f"{key}: {json.dumps(wire[key], ensure_ascii=False, sort_keys=True)}" for key in sorted(wire)]
+
+
+def diff_versions(store: RecordStore, versions: Sequence[MemoryRecord]) -> str:
+    """Return a unified diff, per version, from the record's current version (or nothing) to it.
+
+    Each version is compared with the one before it in ``versions`` for the same id, the first
+    with the store's latest (absent for a new record). Lines are ``field: JSON value``.
+    """
+    previous: dict[str, MemoryRecord | None] = {}
+    chunks: list[str] = []
+    for version in versions:
+        if version.id not in previous:
+            try:
+                previous[version.id] = store.get(version.id)
+            except RecordNotFound:
+                previous[version.id] = None
+        before = previous[version.id]
+        label = f"{version.id} ({'new' if before is None else 'next version'})"
+        chunks.extend(
+            difflib.unified_diff(
+                _lines(before), _lines(version), fromfile=f"{version.id} (current)", tofile=label, lineterm=""
+            )
+        )
+        previous[version.id] = version
+    return "\n".join(chunks)
+
+
+def _select(
+    memory: Memory, ids: Iterable[str], *, everything: bool
+) -> list[tuple[str, PendingProposal | None]]:
+    pending = {p.id: p for p in pending_proposals(memory)}
+    if everything:
+        return sorted(pending.items())
+    return [(i, pending.get(i)) for i in dict.fromkeys(ids)]
+
+
+def _unknown(memory: Memory, proposal_id: str) -> str:
+    if proposal_id in _verdicts(memory.log):
+        return f"proposal {proposal_id} was already decided"
+    return f"no pending proposal {proposal_id} under {PENDING_FOLDER}"
+
+
+def accept(
+    memory: Memory, ids: Iterable[str] = (), *, everything: bool = False, now: datetime | None = None
+) -> Outcome:
+    """Re-validate and apply pending proposals through the gate, one at a time (DESIGN.md §9).
+
+    Each proposal is checked against the records as the earlier ones left them; one that is
+    stale, illegal, unknown or already decided goes to ``refused`` with its reason and
+    writes nothing. An applied one logs its writes (``supersede``/``archive``/``put`` by the
+    versions' kind, ``job: review``) then a ``review`` event ``{"verdict": "accepted",
+    "proposal_id", "pass", "created": [ids new to the store], "written": {id: sha256}}``.
+
+    Args:
+        memory: An open Memory over a Home.
+        ids: Proposal ids (``cons-…``).
+        everything: Accept every pending proposal instead of ``ids``.
+        now: The clock (aware).
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant; nothing written.
+        ConfigError: ``memory`` has no Home.
+        ProposalError: A proposal file is unreadable.
+    """
+    stamp = memory._clock(now)
+    memory.actors.require(memory.actor, "approve", action="accept maintenance proposals")
+    outcome = Outcome()
+    with memory._writing():
+        for proposal_id, pending in _select(memory, ids, everything=everything):
+            if pending is None:
+                outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
+                continue
+            try:
+                versions = revalidate(memory.store, pending, now=stamp)
+            except AgentMemoryError as exc:
+                outcome.refused.append((proposal_id, str(exc)))
+                continue
+            created = [v.id for v in versions if not memory.store.contains(v.id)]
+            _put_and_log(memory, versions, stamp, job=pending.pass_name, proposal_id=proposal_id)
+            written = {v.id: basis_of(v) for v in versions}
+            _verdict(memory, ACCEPTED, pending, stamp, created=sorted(set(created)), written=written)
+            outcome.done.append(proposal_id)
+            outcome.written.extend(versions)
+    return outcome
+
+
+def decline(
+    memory: Memory,
+    ids: Iterable[str] = (),
+    *,
+    everything: bool = False,
+    reason: str = "",
+    now: datetime | None = None,
+) -> Outcome:
+    """Decline pending proposals: log a ``review`` event ``{"verdict": "declined"}`` each, write no record.
+
+    ``reason`` is the reviewer's own words and goes into the event, so it must not quote
+    record content. Unknown or already decided ids are ``refused``.
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant; nothing written.
+        ConfigError: ``memory`` has no Home.
+        ProposalError: A proposal file is unreadable.
+    """
+    stamp = memory._clock(now)
+    memory.actors.require(memory.actor, "approve", action="decline maintenance proposals")
+    outcome = Outcome()
+    with memory._writing():
+        for proposal_id, pending in _select(memory, ids, everything=everything):
+            if pending is None:
+                outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
+                continue
+            _verdict(memory, DECLINED, pending, stamp, reason=reason)
+            outcome.done.append(proposal_id)
+    return outcome
+
+
+def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime | None = None) -> Outcome:
+    """Undo an accepted proposal with compensating legal moves; never delete (DESIGN.md §9).
+
+    Every record the acceptance wrote must still be at the version it wrote (else the revert
+    is refused, naming the record: a later change needs a person's correction instead). Then:
+    a record the proposal created is superseded by a correction record restoring the first
+    record it retired (archived when it retired none); each other retired record comes back
+    as a new correction record (provenance ``correction``, ref ``revert:<id>``); a flag
+    returns to its earlier value. Logs the writes and a ``review`` event
+    ``{"verdict": "reverted", "proposal_id", "created": [correction ids]}``.
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant.
+        ProposalError: The proposal was never accepted, was already reverted, its file is
+            gone, or a record changed since; nothing written.
+        LifecycleError: The gate refuses a compensating move; nothing written.
+    """
+    stamp = memory._clock(now)
+    memory.actors.require(memory.actor, "approve", action=f"revert {proposal_id}")
+    with memory._writing():
+        events = _verdicts(memory.log).get(proposal_id, [])
+        verdicts = [e["verdict"] for e in events]
+        if ACCEPTED not in verdicts:
+            raise ProposalError(f"proposal {proposal_id} was never accepted, so there is nothing to revert")
+        if REVERTED in verdicts:
+            raise ProposalError(f"proposal {proposal_id} was already reverted")
+        found = {p.id: p for p in load_pending(_folder(memory))}
+        pending = found.get(proposal_id)
+        if pending is None:
+            raise ProposalError(f"proposal {proposal_id}: its file under {PENDING_FOLDER} is gone")
+        accepted = next(e for e in events if e["verdict"] == ACCEPTED)
+        for record_id, digest in sorted(dict(accepted.get("written", {})).items()):
+            if basis_of(memory.store.get(record_id)) != digest:
+                raise ProposalError(
+                    f"cannot revert {proposal_id}: the record changed since it was accepted; "
+                    "correct it by hand",
+                    record_id=record_id,
+                )
+        versions = _compensation(memory, pending, [str(i) for i in accepted.get("created", [])], stamp)
+        _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
+        made = sorted({v.id for v in versions if v.provenance.ref == f"revert:{proposal_id}"})
+        _verdict(memory, REVERTED, pending, stamp, reason=reason, created=made)
+    return Outcome(done=[proposal_id], written=versions)
+
+
+def _compensation(
+    memory: Memory, pending: PendingProposal, created: list[str], stamp: datetime
+) -> list[MemoryRecord]:
+    store = memory.store
+    if pending.flag is not None:
+        current = store.get(pending.flag.id)
+        before = [v for v in store.history(pending.flag.id) if v.flagged != pending.flag.flagged]
+        back = current.evolve(
+            flagged=not pending.flag.flagged,
+            flag_reason=before[-1].flag_reason if before else None,
+            updated_at=stamp,
+        )
+        check_next_version(current, back)
+        return [back]
+    retired: list[str] = []
+    for proposal in pending.proposals:
+        target = proposal.target_id or (proposal.record.supersedes if proposal.record is not None else None)
+        if (
+            proposal.kind in (ProposalKind.SUPERSEDE, ProposalKind.ARCHIVE)
+            and target
+            and target not in retired
+        ):
+            retired.append(target)
+    moves: list[Proposal] = []
+    why = f"reverted maintenance proposal {pending.id}"
+    for record_id in created:
+        if store.get(record_id).state is not State.ACTIVE:
+            continue
+        if retired:
+            copy = _restored(memory, store.get(retired.pop(0)), pending.id, stamp, supersedes=record_id)
+            moves.append(Proposal(ProposalKind.SUPERSEDE, record=copy, target_id=record_id, reason=why))
+        else:
+            moves.append(Proposal(ProposalKind.ARCHIVE, target_id=record_id, reason=why))
+    for record_id in retired:
+        copy = _restored(memory, store.get(record_id), pending.id, stamp, supersedes=None)
+        moves.append(Proposal(ProposalKind.CREATE, record=copy))
+    if not moves:
+        raise ProposalError(f"proposal {pending.id}: nothing to compensate")
+    return validate_proposals(store, moves, now=stamp)
+
+
+def _restored(
+    memory: Memory, original: MemoryRecord, proposal_id: str, stamp: datetime, *, supersedes: str | None
+) -> MemoryRecord:
+    fields = {name: getattr(original, name) for name in _COPIED}
+    record = MemoryRecord.create(
+        type=original.type,
+        body=original.body,
+        provenance=Provenance(kind="correction", ref=f"revert:{proposal_id}", agent=memory._address()),
+        created_at=stamp,
+        supersedes=supersedes,
+        **fields,
+    )
+    return memory._signed(record)
+
+
+def _put_and_log(
+    memory: Memory, versions: list[MemoryRecord], stamp: datetime, *, job: str, proposal_id: str
+) -> None:
+    numbers = [memory.store.put(v) for v in versions]
+    states = {v.state for v in versions}
+    action = "supersede" if State.SUPERSEDED in states else "archive" if State.ARCHIVED in states else "put"
+    memory.log.append(
+        action,
+        actor=memory.actor,
+        record_ids=tuple(dict.fromkeys(v.id for v in versions)),
+        details={
+            "reason": f"{job} (maintenance review)",
+            "job": "review",
+            "proposal_id": proposal_id,
+            "versions": numbers,
+        },
+        now=stamp,
+    )
+    memory._after_write(versions)
+
+
+def _verdict(memory: Memory, verdict: str, pending: PendingProposal, stamp: datetime, **details: Any) -> None:
+    memory.log.append(
+        "review",
+        actor=memory.actor,
+        record_ids=pending.record_ids,
+        details={"verdict": verdict, "proposal_id": pending.id, "pass": pending.pass_name, **details},
+        now=stamp,
+    )

@@ -1,0 +1,49 @@
+"""``agent-memory import --from …`` and ``demo`` run as a user runs them (the installed command)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import LOCOMO, write_json
+
+COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert COMMAND, "the agent-memory command is not installed next to this Python"
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_HOME"}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    return subprocess.run(
+        [COMMAND, *args], capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path, env=env
+    )
+
+
+def test_import_from_locomo_twice_adds_nothing_the_second_time(tmp_path: Path) -> None:
+    data = write_json(tmp_path / "locomo.json", LOCOMO)
+    assert run(tmp_path, "init", str(tmp_path / "h")).returncode == 0
+    first = run(tmp_path, "import", "--home", str(tmp_path / "h"), "--from", "locomo", data, "--json")
+    again = run(tmp_path, "import", "--home", str(tmp_path / "h"), "--from", "locomo", data)
+    assert first.returncode == 0, first.stderr
+    assert len(json.loads(first.stdout)[0]["added"]) == 3
+    assert again.returncode == 0 and "added 0, 3 already present" in again.stdout
+
+
+def test_import_reports_a_bad_file_and_imports_the_good_one(tmp_path: Path) -> None:
+    data = write_json(tmp_path / "locomo.json", LOCOMO)
+    assert run(tmp_path, "init", str(tmp_path / "h")).returncode == 0
+    done = run(tmp_path, "import", "--home", str(tmp_path / "h"), "--from", "locomo", "missing.json", data)
+    assert done.returncode == 1
+    assert "missing.json" in done.stderr and "cannot read" in done.stderr
+    assert "locomo.json: read 3, added 3" in done.stdout
+
+
+def test_the_demo_command_runs_on_a_repository(tmp_path: Path, repo: Path) -> None:
+    done = run(tmp_path, "demo", "--home", str(tmp_path / "demo"), "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    assert "== 1. Make a Home" in done.stdout and "Withdraw and reinstate" in done.stdout
+    assert "Done in" in done.stdout and (tmp_path / "demo" / "notes").is_dir()

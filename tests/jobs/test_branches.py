@@ -1,0 +1,70 @@
+"""Maintenance branches: proposals and their versions committed in a worktree, the live Home untouched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from jobkit import T0, ZONE, at
+
+from agent_memory.errors import ProposalError
+from agent_memory.home import Home
+from agent_memory.jobs.branches import VERSIONS_FOLDER, branch_name, commit_maintenance_branch
+from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, revalidate
+from agent_memory.memory import Memory
+
+GIT = shutil.which("git") or "git"
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run([GIT, *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def filed(home: Home) -> tuple[Memory, list[PendingProposal]]:
+    memory = Memory.open(home.root)
+    memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
+    memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
+    return memory, memory.consolidate(now=at(days=1)).proposals
+
+
+def test_the_branch_name_is_the_utc_stamp_without_colons() -> None:
+    assert branch_name(at(hours=1.5)) == "maintenance/20261129T160000Z"
+    with pytest.raises(ProposalError, match="naive"):
+        branch_name(datetime(2026, 11, 29))
+
+
+def test_proposals_and_their_versions_are_committed_on_a_branch_the_live_home_never_switches_to(
+    tmp_path: Path,
+) -> None:
+    home = Home.init(tmp_path / "home", timezone=ZONE, git=True, now=T0)
+    memory, pending = filed(home)
+    head, status = git(home.root, "rev-parse", "HEAD"), git(home.root, "status", "--porcelain")
+    branch = commit_maintenance_branch(home.root, memory.store, pending, now=at(days=1))
+    assert branch == "maintenance/20261130T143000Z"
+    assert git(home.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert git(home.root, "rev-parse", "HEAD") == head
+    assert git(home.root, "status", "--porcelain") == status
+    assert len(git(home.root, "worktree", "list").splitlines()) == 1
+    (proposal,) = pending
+    shown = git(home.root, "show", f"{branch}:{VERSIONS_FOLDER}/{proposal.id}.json")
+    wires = json.loads(shown)["versions"]
+    assert wires == [v.to_wire() for v in revalidate(memory.store, proposal, now=at(days=1))]
+    on_branch = json.loads(git(home.root, "show", f"{branch}:{PENDING_FOLDER}/{proposal.id}.json"))
+    assert on_branch == proposal.to_json()
+    merged = subprocess.run([GIT, "merge-base", "--is-ancestor", branch, "main"], cwd=home.root, check=False)
+    assert merged.returncode == 1  # kept for audit, never merged
+    assert head.strip() in git(home.root, "rev-list", branch)
+    with pytest.raises(ProposalError, match="already exists"):
+        commit_maintenance_branch(home.root, memory.store, pending, now=at(days=1))
+
+
+def test_a_home_that_is_not_a_git_repository_gets_no_branch(home: Home) -> None:
+    memory, pending = filed(home)
+    assert pending
+    assert commit_maintenance_branch(home.root, memory.store, pending, now=at(days=1)) is None
+    assert not (home.root / ".git").exists()
