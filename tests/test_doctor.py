@@ -179,3 +179,38 @@ def test_an_edited_archive_file_is_found_and_left_alone(home: Home) -> None:
     ok, details = check(report, "archive")
     assert not ok and archived.name in details[0]
     assert snapshot(home.root, "archive") == before
+
+
+def test_a_withdrawn_record_left_in_a_view_fails_item_19_and_an_unrendered_one_passes(home: Home) -> None:
+    with Memory.open(home.root) as memory:
+        (tea,) = [r for r in memory.store.list() if r.body.startswith("Tea")]
+        memory.withdraw(memory_item_ids=[tea.id], reason="the user asked", now=T0)
+    before = doctor(home).conformance
+    assert before is not None
+    (item,) = [i for i in before.checklist if i.ref == "000 §21.19"]
+    assert item.status == "fail" and tea.id in item.reason  # the views still show it until render
+    render(home)
+    after = doctor(home).conformance
+    assert after is not None
+    (item,) = [i for i in after.checklist if i.ref == "000 §21.19"]
+    assert item.status == "pass" and "1 withdrawal(s) in force hide 1 record(s)" in item.reason
+
+
+def test_a_superseded_record_whose_successor_is_gone_fails_must_4(home: Home) -> None:
+    with Memory.open(home.root) as memory:
+        (old,) = [r for r in memory.store.list() if r.subject == "host:staging"]
+        memory.remember(
+            "The staging host is db-4.", source="test", kind="state", subject="host:staging", now=T0
+        )
+        new = memory.store.get(memory.store.get(old.id).superseded_by or "")
+    report = doctor(home).conformance
+    assert report is not None and report.musts[3].status == "pass"
+    gone = home.root / "notes" / new.id.removeprefix("mem:")
+    for path in gone.iterdir():
+        path.unlink()
+    gone.rmdir()
+    report = doctor(home).conformance
+    assert report is not None
+    assert report.musts[3].status == "fail" and old.id in report.musts[3].reason
+    five = report.checklist[4]
+    assert five.status == "not-applicable" and new.id in five.reason  # found, but L3 is not met

@@ -332,7 +332,8 @@ def musts(f: HomeFacts) -> list[Item]:
     hot_leaks = [r.id for r in tainted if r.id in f.hot]
     ids = {r.id: r for r in f.records}
     old = [r for r in f.records if r.state is State.SUPERSEDED]
-    broken = [r.id for r in old if r.superseded_by not in ids or ids[r.superseded_by].supersedes != r.id]
+    # A resolved dispute retires the loser without the winner naming it: superseded_by is the link.
+    broken = [r.id for r in old if r.superseded_by not in ids]
     texts = (
         "notes are readable without the Memory layer",
         "every derivative carries its recipe and inputs; an index is disposable",
@@ -360,7 +361,7 @@ def musts(f: HomeFacts) -> list[Item]:
         ),
         _verdict(
             not broken,
-            f"{len(old)} superseded record(s), each linked both ways to its successor",
+            f"{len(old)} superseded record(s) kept, each naming its successor in superseded_by",
             f"superseded without a linked successor: {', '.join(broken)}",
         ),
         _verdict(

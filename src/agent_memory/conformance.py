@@ -5,7 +5,8 @@ each item); nothing is written.
 
 Invariant: the level is the highest ``memory:Ln`` whose criteria, and those of every
 lower level, the Home meets; a §21 item tagged above that level is ``not-applicable``
-(with what was found, so nothing is hidden).
+(with what was found, so nothing is hidden), except items 11 and 19, which the level
+criteria read and which are always reported as found.
 """
 
 from __future__ import annotations
@@ -75,8 +76,13 @@ def conformance(home: Home) -> Conformance:
 _TAGS = (0, 1, 0, 3, 3, 1, 1, 1, 4, 4, 0, 0, 5, 5, 5, 5, 0, 0, 1, 1, 0)
 
 
+# The items the level criteria themselves read: their failure is why a level is not met,
+# so it is reported as found, never hidden as not-applicable.
+_LEVEL_ITEMS = frozenset({"000 §21.11", "000 §21.19"})
+
+
 def _applicable(item: Item, tag: int, level: int | None) -> Item:
-    if level is not None and tag <= level:
+    if (level is not None and tag <= level) or item.ref in _LEVEL_ITEMS:
         return item
     met = "below memory:L0" if level is None else f"memory:L{level}"
     note = f"applies from memory:L{tag}; this Home meets {met} (found: {item.status}: {item.reason})"

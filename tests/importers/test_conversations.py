@@ -6,9 +6,10 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from importkit import LOCOMO, LONGMEMEVAL, ZONE, write_json
+
 from agent_memory.importers import import_path
 from agent_memory.memory import Memory
-from conftest import LOCOMO, LONGMEMEVAL, ZONE, write_json
 
 
 def _bodies(memory: Memory) -> dict[str, str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from importkit import SHARED, git
 
 from agent_memory.demo import MAX_ITEMS, MAX_SESSIONS, run_demo
 from agent_memory.memory import Memory
-from conftest import SHARED, git
 
 STEPS = [
     "Make a Home",

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+from importkit import README, git
+
 from agent_memory.importers import import_path
 from agent_memory.importers.git import chunk_markdown
 from agent_memory.memory import Memory
-from conftest import README, git
 
 
 def test_commits_become_episodes_with_author_date_and_sha(home: Path, repo: Path) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import LOCOMO, write_json
+from importkit import LOCOMO, write_json
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 
