@@ -5,9 +5,9 @@ the message body, ``occurred_at`` = author date, source ``git:<sha>``). Document
 ``README*`` at the top and ``docs/**/*.md`` — becomes notes (type ``fact``) chunked by
 heading and paragraph, each sourced ``<file>#L<first>-L<last>`` (1-based, inclusive).
 
-Invariant: only tracked, committed content is read (``git log`` and ``git ls-files``), so
-an import names exactly what a clone of the repository holds; a chunk never splits a
-fenced code block.
+Invariant: only tracked files are read (``git ls-files``; their work-tree text, so the line
+numbers match the files as they are now) and only commits reachable from ``HEAD``; a chunk
+never splits a fenced code block.
 """
 
 from __future__ import annotations

@@ -1,0 +1,154 @@
+"""Importers benchmark: what importing a conversation file through ``remember`` costs (issue 9 item 1).
+
+LoCoMo turns from ``../shared/datasets/locomo/locomo.json`` (read in place; the first
+``--sessions`` sessions of every conversation, at most ``--items``) into a fresh Home with the
+BM25 recipe. Timed, each the median of ``--repeat`` runs:
+
+- the **baseline**: reading the file into items, and putting the same number of prebuilt
+  records straight into the Home's ``FileStore`` (no dedup, no log, no index, no screening);
+- ``import_path``: every item through ``Memory.remember`` (secrets screening, dedup, store,
+  log, index update), one at a time;
+- importing the same file again (every item recognised as already present).
+
+The ratio of ``import_path`` to the raw store puts says whether a bulk path is worth having:
+a bulk path could at most remove the difference. Usage:
+``python bench/importers.py [--sessions S] [--items N] [--repeat R] [--no-write]``. Prints the
+``## Importers`` section and writes it into ``docs/benchmarks.md``, leaving the others alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from report import machine, replace_section
+
+from agent_memory.home import Home
+from agent_memory.importers import import_path, read_items
+from agent_memory.memory import Memory
+from agent_memory.records import MemoryRecord, Provenance
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo.json"
+HEADING = "## Importers"
+
+
+def _home(root: Path) -> Path:
+    from agent_memory.search.recipes import BUILTIN_RECIPES, splice_search
+
+    home = Home.init(root, git=False)
+    path = root / "memory.toml"
+    bm25 = home.settings.search.activating(BUILTIN_RECIPES["bm25"])
+    path.write_text(splice_search(path.read_text(encoding="utf-8"), bm25), encoding="utf-8")
+    return root
+
+
+def _timed(run: Callable[[Path], None], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = _home(Path(scratch) / "home")
+            started = time.perf_counter()
+            run(root)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def measure(sessions: int, items: int, repeat: int) -> tuple[list[tuple[str, float, str]], int]:
+    """Return ``[(step, seconds, note)]`` and the number of items imported."""
+    from zoneinfo import ZoneInfo
+
+    path = str(LOCOMO)
+    parsed = read_items("locomo", path, zone=ZoneInfo("UTC"), limit=sessions)[:items]
+    count = len(parsed)
+    started = time.perf_counter()
+    for _ in range(repeat):
+        read_items("locomo", path, zone=ZoneInfo("UTC"), limit=sessions)
+    read_s = (time.perf_counter() - started) / repeat
+    stamp = datetime.now(UTC)
+
+    def raw(root: Path) -> None:
+        store = Home.open(root).store()
+        for item in parsed:
+            store.put(
+                MemoryRecord.create(
+                    type=item.type,
+                    body=item.text,
+                    created_at=stamp,
+                    provenance=Provenance(kind="import", ref=item.source, agent=None),
+                    occurred_at=item.occurred_at,
+                )
+            )
+
+    def full(root: Path) -> None:
+        with Memory.open(root, source_kind="import") as memory:
+            import_path(memory, "locomo", path, limit=sessions, max_items=items)
+
+    def twice(root: Path) -> None:
+        with Memory.open(root, source_kind="import") as memory:
+            import_path(memory, "locomo", path, limit=sessions, max_items=items)
+            again = time.perf_counter()
+            import_path(memory, "locomo", path, limit=sessions, max_items=items)
+            nonlocal second
+            second.append(time.perf_counter() - again)
+
+    second: list[float] = []
+    raw_s = _timed(raw, repeat)
+    full_s = _timed(full, repeat)
+    _timed(twice, repeat)
+    again_s = statistics.median(second)
+    rows = [
+        ("read the file into items (baseline)", read_s, "JSON parse and date parsing"),
+        ("put prebuilt records into the FileStore (baseline)", raw_s, "1.00× — no dedup, log, index"),
+        ("import_path: remember each item", full_s, f"{full_s / raw_s:.2f}× the raw puts"),
+        ("import the same file again", again_s, f"{again_s / full_s:.2f}× the first import; adds nothing"),
+    ]
+    return rows, count
+
+
+def render(rows: list[tuple[str, float, str]], count: int, sessions: int) -> str:
+    """Return the ``## Importers`` section."""
+    lines = [
+        HEADING,
+        "",
+        "Written by `bench/importers.py`. LoCoMo (`../shared/datasets/locomo/locomo.json`, read in place):",
+        f"the first {sessions} sessions of every conversation, {count} turns, into a fresh Home with the",
+        "BM25 recipe; medians. `import_path` sends every item through `Memory.remember`, one at a time.",
+        "",
+        "| step | seconds | ms per item | note |",
+        "|---|--:|--:|---|",
+    ]
+    for step, seconds, note in rows:
+        lines.append(f"| {step} | {seconds:.2f} | {seconds / count * 1000:.1f} | {note} |")
+    lines += ["", f"Machine: {machine()}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the section and write it unless ``--no-write``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=3)
+    parser.add_argument("--items", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    if not LOCOMO.exists():
+        print(f"skipped: {LOCOMO} is absent", file=sys.stderr)
+        return 0
+    os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="bench-importers-config-"))
+    rows, count = measure(args.sessions, args.items, args.repeat)
+    section = render(rows, count, args.sessions)
+    print(section)
+    if not args.no_write:
+        replace_section(HEADING, section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
