@@ -308,3 +308,19 @@ def test_a_home_migrates_to_postgresql_and_on_to_sqlite(
         assert [e.action for e in table.entries()] == ["migrate"]
     again, _ = migration.migrate_urls(f"home:{home.root}", url)
     assert again.versions_written == 0 and len(again.skipped) == 4
+
+
+def test_migrating_a_home_with_a_withdrawal_in_force_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.memory import Memory
+    from agent_memory.migrate import migrate_urls
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    Home.init(tmp_path / "h", git=False)
+    with Memory.open(tmp_path / "h") as memory:
+        record = memory.remember("An exploration that went nowhere.", source="t")
+        memory.withdraw(memory_item_ids=[record.record_id], reason="failed-exploration")
+    with pytest.raises(StoreError, match="fail closed"):
+        migrate_urls(f"home:{tmp_path / 'h'}", f"sqlite:{tmp_path / 'out.sqlite'}")
+    assert not (tmp_path / "out.sqlite").exists()

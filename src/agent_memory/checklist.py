@@ -197,7 +197,8 @@ def checklist(f: HomeFacts) -> list[Item]:
         _by_test("tests/governance/test_forget.py", "a scope that never entered memory is non-admission"),
         _withdrawals(f),
         _by_test(
-            "tests/governance/test_withdrawal_transfer.py", "exports carry controls; imports apply them first"
+            "tests/governance/test_withdrawal_transfer.py and tests/test_migrate.py",
+            "exports carry controls; imports apply them first; migrate refuses a Home with withdrawals",
         ),
         _erasures(f),
     ]

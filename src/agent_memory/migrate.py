@@ -31,13 +31,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent_memory.errors import AgentMemoryError, LogError, RecordNotFound, StoreError
 from agent_memory.records import MemoryRecord
 from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
 from agent_memory.wire import utc_now
+
+if TYPE_CHECKING:
+    from agent_memory.home import Home
 
 __all__ = ["DIGEST_PREFIX", "MigrationReport", "history_digest", "migrate", "migrate_urls"]
 
@@ -211,6 +214,8 @@ def migrate_urls(
         # Opening would create an empty store and "migrate" nothing from a mistyped path.
         raise StoreError(f"{source_end.display()}: no such file or folder", hint="check the --from URL")
     homes = {end.location: Home.open(end.location) for end in (source_end, target_end) if end.kind == "home"}
+    if source_end.kind == "home":
+        _refuse_controls_in_force(homes[source_end.location])
     if actor is None:
         actor = next(iter(homes.values())).settings.owner if homes else "cli"
     report = report if report is not None else MigrationReport()
@@ -233,6 +238,25 @@ def migrate_urls(
             raise
         _log(ends, report, actor, now, logged)
     return report, logged
+
+
+def _refuse_controls_in_force(home: Home) -> None:
+    """Fail closed (seed 000 §21 item 20): records are copied without the log that withdraws them.
+
+    Until migration carries withdrawal controls into the target, a source Home with any
+    withdrawal in force is refused rather than exposing the withdrawn records there.
+    """
+    from agent_memory.governance.gate import Gate
+
+    in_force = Gate(home.log(), home.store()).state().in_force()
+    if in_force:
+        ids = ", ".join(c.withdrawal_id for c in in_force)
+        raise StoreError(
+            f"the source Home has withdrawals in force ({ids}); migrate does not carry withdrawal "
+            "controls yet, so it refuses rather than expose withdrawn records (fail closed)",
+            path=str(home.root),
+            hint="export --include-withdrawn and import keep the controls; or reinstate first",
+        )
 
 
 # ---------------------------------------------------------------------- the three phases
