@@ -22,6 +22,7 @@ Usage::
 
     python bench/recall.py            # 10k records
     python bench/recall.py --large    # 10k and 100k records
+    python bench/recall.py --hybrid   # also the default hybrid recipe (MiniLM vectors) at 10k
     python bench/recall.py --profile  # also print the top of a cProfile of the recalls
 
 Prints the ``## Recall`` section and writes it into ``docs/benchmarks.md`` (``--no-write``
@@ -350,10 +351,12 @@ def section(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
     lines = [
         HEADING,
         "",
-        "Written by `bench/recall.py` (`--large` adds 100k records). A Home is filled with real turns",
-        "from `../shared/datasets` (LoCoMo, then LongMemEval_S user turns) as Markdown notes: 5% of the",
-        "records are state values superseded at once (two versions), 1% disputed pairs, 2% tainted;",
-        "creation times spread over two years, confidence 0.5-1. Each of the datasets' questions is",
+        "Written by `bench/recall.py` (`--large` adds 100k records, `--hybrid` the default hybrid",
+        "recipe, BM25 + all-MiniLM-L6-v2 vectors, at 10k; the other rows read `bm25` alone).",
+        "A Home is filled with real turns from `../shared/datasets` (LoCoMo, then LongMemEval_S user",
+        "turns) as Markdown notes: 5% of the records are state values superseded at once (two",
+        "versions), 1% disputed pairs, 2% tainted; creation times spread over two years, confidence",
+        "0.5-1. Each of the datasets' questions is",
         "asked twice, interleaved: the **bare** index query recall makes (`catalog.query`, k = 32)",
         f"and the whole **recall** (`Memory.recall`, budget {BUDGET:,} tokens): freshness check, index",
         "query, version reads, review states, scoring, the budget, and the salience sidecar. The",
