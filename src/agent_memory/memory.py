@@ -447,6 +447,7 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
     def close(self) -> None:
         """Persist derived state (index bookkeeping) and close the indexes."""
         with self._lock:
+            self.salience.flush()
             self.catalog.close()
 
     def __enter__(self) -> Memory:
