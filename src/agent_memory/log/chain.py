@@ -19,7 +19,7 @@ Every failure is a :class:`~agent_memory.errors.LogError` whose message reads
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -177,3 +177,42 @@ class ChainCheck:
             if self._seen_head != digest:
                 raise LogError(f"seq {seq} differs from the remembered head: it was edited", path=path)
         return self.count
+
+
+PAGE = 512
+"""Rows the SQL adapters read per query when walking the log."""
+
+
+def paged_entries(
+    fetch: Callable[[int], Sequence[tuple[int, Any]]],
+    to_entry: Callable[[int, Any], LogEntry],
+    since_seq: int,
+    *,
+    path: str,
+) -> Iterator[LogEntry]:
+    """Yield the entries after ``since_seq`` from an SQL table read a page at a time, checking seqs.
+
+    Args:
+        fetch: Returns up to :data:`PAGE` ``(row seq, line)`` rows with seq ≥ its argument, by seq.
+        to_entry: Parses one row (naming it in errors).
+        since_seq: Yield entries with a greater seq.
+        path: The table's name in errors.
+
+    Raises:
+        LogError: A seq is missing (``a row is missing``), or ``to_entry`` refuses a row.
+    """
+    expected = max(since_seq, 0) + 1
+    while True:
+        rows = fetch(expected)
+        for row_seq, line in rows:
+            entry = to_entry(row_seq, line)
+            if entry.seq != expected:
+                raise LogError(
+                    f"seq {entry.seq} where {expected} was expected: a row is missing",
+                    path=path,
+                    field=f"oplog seq {row_seq}",
+                )
+            expected += 1
+            yield entry
+        if len(rows) < PAGE:
+            return

@@ -44,7 +44,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from agent_memory.errors import LogError, StoreError
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import ChainCheck, next_entry, read_entry
+from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
 from agent_memory.stores.postgres import connect
 from agent_memory.wire import utc_now
 
@@ -53,7 +53,6 @@ __all__ = ["PostgresLog"]
 _Connection = psycopg.Connection[tuple[Any, ...]]
 _Cursor = psycopg.Cursor[tuple[Any, ...]]
 _SCHEMA_NAME = re.compile(r"\A[a-z_][a-z0-9_]{0,62}\Z")
-_PAGE = 512
 _SHAPE = [("seq", "bigint"), ("line", "bytea")]
 _STATEMENTS = {
     "ddl": "CREATE SCHEMA IF NOT EXISTS {s};"
@@ -152,23 +151,13 @@ class PostgresLog:
         Raises:
             LogError: A row is not an entry, its key is not its seq, or a seq is missing.
         """
-        expected = max(since_seq, 0) + 1
-        while True:
-            with self._transaction("cannot read") as cur:
-                cur.execute(self._q["page"], (expected, _PAGE))
-                rows = cur.fetchall()
-            for row_seq, line in rows:
-                entry = self._entry(row_seq, line)
-                if entry.seq != expected:
-                    raise LogError(
-                        f"seq {entry.seq} where {expected} was expected: a row is missing",
-                        path=self.path,
-                        field=f"oplog seq {row_seq}",
-                    )
-                expected += 1
-                yield entry
-            if len(rows) < _PAGE:
-                return
+        yield from paged_entries(self._page, self._entry, since_seq, path=self.path)
+
+    def _page(self, start: int) -> list[tuple[int, Any]]:
+        with self._transaction("cannot read") as cur:
+            cur.execute(self._q["page"], (start, PAGE))
+            rows: list[tuple[int, Any]] = cur.fetchall()
+        return rows
 
     def last(self) -> LogEntry | None:
         """Return the entry of the highest seq, or ``None`` for an empty log.

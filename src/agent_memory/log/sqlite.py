@@ -32,14 +32,13 @@ from typing import Any
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import ChainCheck, next_entry, read_entry
+from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
 from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import utc_now
 
 __all__ = ["SCHEMA", "SQLiteLog"]
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS oplog (seq INTEGER PRIMARY KEY, line BLOB NOT NULL)"
-_PAGE = 512
 
 
 class SQLiteLog(SharedConnection):
@@ -123,21 +122,10 @@ class SQLiteLog(SharedConnection):
         Raises:
             LogError: A row is not an entry, its key is not its seq, or a seq is missing.
         """
-        expected = max(since_seq, 0) + 1
-        while True:
-            rows = self._select("SELECT seq, line FROM oplog WHERE seq >= ? ORDER BY seq LIMIT ?", expected)
-            for row_seq, line in rows:
-                entry = self._entry(row_seq, line)
-                if entry.seq != expected:
-                    raise LogError(
-                        f"seq {entry.seq} where {expected} was expected: a row is missing",
-                        path=self.path,
-                        field=f"oplog seq {row_seq}",
-                    )
-                expected += 1
-                yield entry
-            if len(rows) < _PAGE:
-                return
+        sql = "SELECT seq, line FROM oplog WHERE seq >= ? ORDER BY seq LIMIT ?"
+        yield from paged_entries(
+            lambda start: self._select(sql, start), self._entry, since_seq, path=self.path
+        )
 
     def last(self) -> LogEntry | None:
         """Return the entry of the highest seq, or ``None`` for an empty log.
@@ -181,7 +169,7 @@ class SQLiteLog(SharedConnection):
     def _select(self, sql: str, start: int) -> list[tuple[int, Any]]:
         with self._lock:
             try:
-                return list(self._conn.execute(sql, (start, _PAGE)))
+                return list(self._conn.execute(sql, (start, PAGE)))
             except sqlite3.Error as exc:
                 raise LogError(f"cannot read: {exc}", path=self.path) from None
 
