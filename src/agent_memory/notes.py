@@ -4,7 +4,7 @@ A note is ``---\n`` + YAML frontmatter holding every wire field but ``body`` + `
 the body + ``\n``, read and written as bytes: no newline translation, no ``splitlines``, so a
 body keeps its ``\r``, U+2028, ``---`` lines and blank edges. The frontmatter closes at the
 first line that is exactly ``---``; the writer never emits one, because every field is one
-line of compact JSON (valid YAML flow) with YAML's unsafe characters escaped as ``\uXXXX``.
+line of compact JSON (valid YAML flow) with YAML's unsafe characters escaped as ``\u`` plus four hex digits.
 
 Invariant: for every valid record ``r``,
 ``load_note(dump_note(r)).canonical_bytes() == r.canonical_bytes()`` and
@@ -36,7 +36,7 @@ _PLAIN_KEY = re.compile(r"\A[a-z_][a-z0-9_]*\Z")
 _YAML11_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 # What a double-quoted YAML scalar cannot carry raw: anything outside YAML's printable set,
 # NEL (folded into a space), U+2028/U+2029 (line breaks to YAML 1.1) and the BOM. JSON has
-# already escaped C0 controls; every match is in the BMP, so one \uXXXX escape suffices.
+# already escaped C0 controls; every match is in the BMP, so one four-hex-digit ``\u`` escape suffices.
 _UNSAFE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]")
 # YAML refuses implicit keys over 1024 characters; longer ones are written as `? key`.
 _MAX_IMPLICIT_KEY = 1000

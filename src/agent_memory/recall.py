@@ -20,7 +20,8 @@ DESIGN.md §5, §9 "Time", "Tokens"):
   ``valid_at`` keeps records whose valid time ``[valid_from, valid_to)`` contains it;
 - a tainted record not approved by review is returned marked quarantined, never hidden;
 - every record carries its reasons: the origin's exact strings (``matched query (relevance
-  0.XXXX)``, ``other side of the transition with <id>``, ``superseded predecessor of <id>``)
+  0.1234)`` with four decimals, ``other side of the transition with <id>``,
+  ``superseded predecessor of <id>``)
   and ours (record time, valid time, quarantine, stale, rejected, superseded state); the
   result's notes say why matches were left out.
 
