@@ -13,7 +13,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -45,6 +44,7 @@ from agent_memory.writing import (
     LIVE_STATES,
     Plan,
     PlanKind,
+    RememberResult,
     execute,
     live_key,
     normalize_text,
@@ -56,38 +56,6 @@ from agent_memory.writing import roll_forward as roll_intents_forward
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
 DEFAULT_CONFIDENCE = 0.9
-
-
-@dataclass(frozen=True, slots=True)
-class RememberResult:
-    """What ``remember`` did.
-
-    Attributes:
-        record_id: The record now holding the text (the existing one when deduped).
-        deduped: An identical live record existed; it was touched and its tags merged.
-        superseded: The id of the state record this one replaced at once, if any.
-        disputed_with: The id of the record this one now disputes (both transitional), if any.
-        pending: The subject was already disputed: the record waits as a pending proposal.
-        quarantined: The record is tainted: recallable, never autoloaded until approved.
-    """
-
-    record_id: str
-    deduped: bool = False
-    superseded: str | None = None
-    disputed_with: str | None = None
-    pending: bool = False
-    quarantined: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the CLI/MCP shape (``record_id`` and ``deduped`` first, as the origin's)."""
-        return {
-            "record_id": self.record_id,
-            "deduped": self.deduped,
-            "superseded": self.superseded,
-            "disputed_with": self.disputed_with,
-            "pending": self.pending,
-            "quarantined": self.quarantined,
-        }
 
 
 class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationMethods, MetamemoryMethods):

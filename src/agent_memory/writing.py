@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
@@ -29,7 +30,16 @@ from agent_memory.proposals import Proposal, ProposalKind, apply_proposal
 from agent_memory.records import Kind, MemoryRecord, State
 from agent_memory.stores.base import RecordStore
 
-__all__ = ["Plan", "PlanKind", "live_key", "normalize_text", "plan_write", "roll_forward", "subject_key"]
+__all__ = [
+    "Plan",
+    "PlanKind",
+    "RememberResult",
+    "live_key",
+    "normalize_text",
+    "plan_write",
+    "roll_forward",
+    "subject_key",
+]
 
 LIVE_STATES = (State.ACTIVE, State.TRANSITIONAL)
 
@@ -213,3 +223,35 @@ def roll_forward(
         _close(log, intent, op, actor=actor, now=now, outcome="rolled-forward")
         closed += 1
     return closed
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """What ``remember`` did.
+
+    Attributes:
+        record_id: The record now holding the text (the existing one when deduped).
+        deduped: An identical live record existed; it was touched and its tags merged.
+        superseded: The id of the state record this one replaced at once, if any.
+        disputed_with: The id of the record this one now disputes (both transitional), if any.
+        pending: The subject was already disputed: the record waits as a pending proposal.
+        quarantined: The record is tainted: recallable, never autoloaded until approved.
+    """
+
+    record_id: str
+    deduped: bool = False
+    superseded: str | None = None
+    disputed_with: str | None = None
+    pending: bool = False
+    quarantined: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the CLI/MCP shape (``record_id`` and ``deduped`` first, as the origin's)."""
+        return {
+            "record_id": self.record_id,
+            "deduped": self.deduped,
+            "superseded": self.superseded,
+            "disputed_with": self.disputed_with,
+            "pending": self.pending,
+            "quarantined": self.quarantined,
+        }
