@@ -131,7 +131,9 @@ def run_demo(
         echo("  The captured lines are remembered directly below, sourced to their archive anchors.")
         _consolidate(step, memory)
         _render(step, opened)
-        _ask(step, memory, result, _questions(memory, fmt, source, result.imported))
+        questions = _questions(memory, fmt, source, result.imported)
+        _ask(step, memory, result, questions)
+        _golden(step, opened, memory, questions, result.imported)
         _supersede_and_dispute(step, memory)
         _withdraw(step, memory, result)
         # Later steps changed records: bring the views up to date before the health check.
@@ -243,8 +245,19 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
     for pending in report.proposals[:4]:
         step.echo(f"  proposed {pending.pass_name} {pending.action} {' '.join(pending.record_ids)[:60]}")
         step.echo(f"           {_short(pending.reason)}")
-    if report.proposals:
-        step.echo("  proposals wait under proposals/pending-consolidation/; nothing was changed by them")
+    if not report.proposals:
+        return
+    step.echo("  proposals wait under proposals/pending-consolidation/; nothing was changed by them")
+    from agent_memory.jobs.review_flow import accept
+
+    step.echo("  $ agent-memory accept --all   (a person's review; each is re-validated first)")
+    outcome = accept(memory, everything=True)
+    step.echo(
+        f"  accepted {len(outcome.done)}, refused {len(outcome.refused)}; "
+        f"{len(outcome.written)} versions written (superseding, never deleting)"
+    )
+    for proposal_id, reason in outcome.refused[:2]:
+        step.echo(f"  refused {proposal_id}: {_short(reason)}")
 
 
 def _render(step: _Steps, home: Home) -> None:
@@ -330,6 +343,36 @@ def _ask(step: _Steps, memory: Memory, result: DemoResult, questions: list[Quest
             result.found += hit_expected
             shown = ", ".join(question.expected[:3])
             step.echo(f"    expected source {shown}: {'in' if hit_expected else 'NOT in'} the top {TOP}")
+
+
+def _golden(step: _Steps, home: Home, memory: Memory, questions: list[Question], report: ImportReport) -> None:
+    from agent_memory.golden import load_golden, run_golden
+
+    step("Keep the questions as golden recall tests", "agent-memory golden")
+    entries = [
+        {"query": q.text, "expect": report.held[q.expected[0]], "k": 5}
+        for q in questions
+        if q.expected and q.expected[0] in report.held
+    ]
+    if not entries:
+        step.echo("  no question has a known answer record: golden.yaml stays empty")
+        return
+    path = home.root / "golden.yaml"
+    path.write_text(
+        "# This Home's golden recall questions (written by the demo): query -> expected record.\n"
+        + _yaml(entries),
+        encoding="utf-8",
+    )
+    outcome = run_golden(memory, load_golden(path))
+    step.echo(f"  wrote {len(entries)} question(s) to golden.yaml; {outcome.summary()}")
+    step.echo("  a new index recipe replaces the current one only if it scores at least as well on these")
+
+
+def _yaml(entries: list[dict[str, Any]]) -> str:
+    # safe_dump quotes any string that would read back as another type (yes, 1.0, dates).
+    import yaml
+
+    return str(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=1000))
 
 
 def _supersede_and_dispute(step: _Steps, memory: Memory) -> None:

@@ -18,6 +18,7 @@ STEPS = [
     "Consolidate",
     "Render the views",
     "Answer questions with recall",
+    "Keep the questions as golden recall tests",
     "Supersede a state",
     "A dispute and its resolution",
     "Withdraw and reinstate",
@@ -39,6 +40,12 @@ def test_the_demo_walks_every_step_on_a_repository(
     asked = {q.text: sources for q, sources in result.questions}
     assert asked["Who changed this, and when: Document grout widths?"][0] == f"git:{head}"
     assert result.found >= 1
+    asked_with_answer = [q for q, _ in result.questions if q.expected]
+    assert f"wrote {len(asked_with_answer)} question(s) to golden.yaml" in out
+    from agent_memory.golden import load_golden
+
+    golden = load_golden(tmp_path / "demo" / "golden.yaml")
+    assert [q.query for q in golden][:1] == ["Who changed this, and when: Document grout widths?"]
     with Memory.open(tmp_path / "demo") as memory:
         bodies = [r.body for r in memory.store.list()]
     assert "Grace Hopper committed: Document grout widths" in bodies
