@@ -12,6 +12,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,15 +24,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import ConfigError
+from agent_memory.log.base import OperationLog
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.settings import Settings, default_key_file
 from agent_memory.signing import address_of, load_or_create_identity
 from agent_memory.stores.files import FileStore
 from agent_memory.wire import utc_now
 
-__all__ = ["HOME_ENV", "Home", "resolve_home"]
+__all__ = ["HOME_ENV", "STALE_GIT_LOCK_SECONDS", "Home", "commit_message", "resolve_home"]
 
 HOME_ENV = "AGENT_MEMORY_HOME"
+STALE_GIT_LOCK_SECONDS = 120.0
+"""Age from which a ``.git/index.lock`` found under the writer lock is a killed git's leftover."""
 _GITIGNORE = ".cache/\n*.tmp\n.tmp-*\n"
 _GITATTRIBUTES = "# Note files are exact bytes: no newline translation.\nnotes/** -text\n"
 _CONVENTIONS = (
@@ -215,6 +219,56 @@ class Home:
             identity = ["-c", "user.name=agent-memory", "-c", "user.email=agent-memory@localhost"]
         _git(git, self.root, *identity, "commit", "-q", "-m", message)
         return True
+
+    def autocommit(self, message: str, *, stale_after: float = STALE_GIT_LOCK_SECONDS) -> bool:
+        """Commit the Home's changes after a write, when it is a git repository (DESIGN.md §3, §6).
+
+        Unlike :meth:`commit` this never makes a repository (a Home made with ``git=False``
+        stays without one) and never fails the write that came before it: a commit that git
+        refuses leaves the changes in the working tree, and the next autocommit takes them
+        along (``git add -A``). Call it while holding :meth:`writer_lock`, so that a
+        ``.git/index.lock`` older than ``stale_after`` seconds can only be left by a killed
+        git process and is removed.
+
+        Args:
+            message: The commit message (one line; the operations done).
+            stale_after: Age in seconds from which a leftover ``index.lock`` counts as stale.
+
+        Returns:
+            True when a commit was made; False when git is absent, the Home is not a
+            repository, nothing changed, or git refused (the changes wait for the next one).
+        """
+        git = shutil.which("git")
+        if git is None or not (self.root / ".git").is_dir():
+            return False
+        lock = self.root / ".git" / "index.lock"
+        try:
+            if time.time() - lock.stat().st_mtime > stale_after:
+                lock.unlink()
+        except FileNotFoundError:
+            pass
+        try:
+            return self.commit(message)
+        except ConfigError:
+            return False
+
+
+def commit_message(log: OperationLog, *, since_seq: int) -> str:
+    """Return ``agent-memory: <action> xN, …`` for the log entries after ``since_seq``, or ``""``.
+
+    Actions are counted in the order they first appear; at most 8 are named.
+
+    Raises:
+        LogError: The log cannot be read.
+    """
+    counts: dict[str, int] = {}
+    for entry in log.entries(since_seq=since_seq):
+        counts[entry.action] = counts.get(entry.action, 0) + 1
+    if not counts:
+        return ""
+    named = [f"{action} x{n}" if n > 1 else action for action, n in counts.items()]
+    more = f", and {len(named) - 8} more" if len(named) > 8 else ""
+    return "agent-memory: " + ", ".join(named[:8]) + more
 
 
 def _git(git: str, cwd: Path, *args: str, check: bool = True) -> str:

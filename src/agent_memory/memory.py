@@ -114,6 +114,7 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
         self.zone = timezone or UTC
         self.gate = Gate(log, store)
         self._seen_seq = -1
+        self._opened_seq = 0
         self._by_body: dict[tuple[str, str, str, str], str] = {}
         self._by_subject: dict[tuple[str, str], str] = {}
 
@@ -153,6 +154,8 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
             **options,
         )
         memory.home = home
+        head = memory.log.last()
+        memory._opened_seq = head.seq if head else 0
         memory.roll_forward()
         return memory
 
@@ -413,10 +416,24 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
             return closed
 
     def close(self) -> None:
-        """Persist derived state (index bookkeeping) and close the indexes."""
+        """Persist derived state (index bookkeeping), close the indexes, and commit the Home's writes.
+
+        When this Memory is over a Home that is a git repository and its log moved since
+        :meth:`open`, the changes are committed (``git add -A``; message: the actions logged,
+        e.g. ``agent-memory: put x3, supersede``; see :meth:`Home.autocommit
+        <agent_memory.home.Home.autocommit>`, which never fails a write that was made).
+        """
         with self._lock:
             self.salience.flush()
             self.catalog.close()
+            home = getattr(self, "home", None)
+            if home is not None:
+                from agent_memory.home import commit_message
+
+                with self._writing():
+                    message = commit_message(self.log, since_seq=self._opened_seq)
+                    if message:
+                        home.autocommit(message)
 
     def __enter__(self) -> Memory:
         return self

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from agent_memory.home import Home
 
-__all__ = ["echo_json", "home_option", "json_option", "open_home"]
+__all__ = ["commit_home", "echo_json", "home_option", "json_option", "open_home"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +41,20 @@ def open_home(home: str | None) -> Home:
     from agent_memory.home import Home, resolve_home
 
     return Home.open(resolve_home(home))
+
+
+def commit_home(opened: Home, command: str) -> bool:
+    """Commit what a Home-level command (``capture``, ``archive-inbox``, ``render``) changed.
+
+    Takes the Home's writer lock, then :meth:`Home.autocommit
+    <agent_memory.home.Home.autocommit>` with the message ``agent-memory: COMMAND``; commands
+    that open a :class:`~agent_memory.memory.Memory` commit when it closes instead.
+
+    Returns:
+        True when a commit was made.
+    """
+    with opened.writer_lock():
+        return opened.autocommit(f"agent-memory: {command}")
 
 
 def echo_json(value: Any) -> None:

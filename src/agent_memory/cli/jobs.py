@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+from agent_memory.cli.common import commit_home, echo_json, home_option, json_option, open_home
 
 _KINDS = click.Choice(["state", "knowledge"])
 
@@ -55,6 +55,7 @@ def capture(
     opened = open_home(home)
     when = parse_local_time(at, opened.settings.zone, field="--at") if at is not None else None
     item = capture_item(opened, text, kind=kind, source=source, subject=subject, taint=taints, at=when)
+    commit_home(opened, "capture")
     if as_json:
         echo_json(item.to_json())
     else:
@@ -122,6 +123,7 @@ def archive_inbox(check: bool, home: str | None, as_json: bool) -> None:
             raise click.exceptions.Exit(1)
         return
     result = run(opened)
+    commit_home(opened, "archive-inbox")
     if as_json:
         echo_json(result.to_json())
     elif result.finished is not None:
@@ -188,6 +190,8 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
 
     opened = open_home(home)
     result = run(opened, force=force, budget_tokens=budget, check=check)
+    if not check:
+        commit_home(opened, "render")
     if as_json:
         echo_json(result.to_json())
     else:

@@ -1,0 +1,105 @@
+"""Writes are committed to the Home's git repository (DESIGN.md §3, §6): Memory.close and Home-level commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_memory.home import STALE_GIT_LOCK_SECONDS, Home, commit_message
+from agent_memory.log.inmemory import MemoryLog
+from agent_memory.memory import Memory
+
+
+@pytest.fixture(autouse=True)
+def _config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+def _log(root: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    return out.splitlines()
+
+
+def _clean(root: Path) -> bool:
+    out = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return out.stdout == ""
+
+
+def test_closing_a_memory_commits_what_it_wrote_with_the_actions_as_message(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h")
+    with Memory.open(tmp_path / "h") as memory:
+        memory.remember("Staging runs on db-3.", source="ticket-1")
+        memory.remember("Staging runs on db-4.", source="ticket-2")
+    assert _log(tmp_path / "h") == ["agent-memory: put x2", "agent-memory init"]
+    assert _clean(tmp_path / "h")
+
+
+def test_a_memory_that_wrote_nothing_makes_no_commit(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h")
+    with Memory.open(tmp_path / "h") as memory:
+        memory.recall("anything")
+    assert _log(tmp_path / "h") == ["agent-memory init"]
+
+
+def test_a_home_made_without_git_never_gets_a_repository(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h", git=False)
+    with Memory.open(tmp_path / "h") as memory:
+        memory.remember("Staging runs on db-3.", source="ticket-1")
+    assert not (tmp_path / "h" / ".git").exists()
+
+
+def test_a_fresh_index_lock_skips_the_commit_and_the_next_one_takes_the_changes(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "h")
+    lock = tmp_path / "h" / ".git" / "index.lock"
+    lock.write_text("", encoding="utf-8")
+    with Memory.open(tmp_path / "h") as memory:
+        result = memory.remember("Staging runs on db-3.", source="ticket-1")
+    assert memory.store.get(result.record_id).body == "Staging runs on db-3."
+    assert _log(tmp_path / "h") == ["agent-memory init"] and not _clean(tmp_path / "h")
+    lock.unlink()
+    with home.writer_lock():
+        assert home.autocommit("agent-memory: later")
+    assert _log(tmp_path / "h")[0] == "agent-memory: later" and _clean(tmp_path / "h")
+
+
+def test_an_index_lock_left_by_a_killed_git_is_removed_when_stale(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h")
+    lock = tmp_path / "h" / ".git" / "index.lock"
+    lock.write_text("", encoding="utf-8")
+    old = time.time() - STALE_GIT_LOCK_SECONDS - 10
+    os.utime(lock, (old, old))
+    with Memory.open(tmp_path / "h") as memory:
+        memory.remember("Staging runs on db-3.", source="ticket-1")
+    assert _log(tmp_path / "h")[0] == "agent-memory: put" and not lock.exists()
+
+
+def test_the_commit_message_counts_actions_in_order_and_names_at_most_eight() -> None:
+    log = MemoryLog()
+    assert commit_message(log, since_seq=0) == ""
+    for action in ["put", "put", "supersede", "put"]:
+        log.append(action, actor="owner")
+    assert commit_message(log, since_seq=0) == "agent-memory: put x3, supersede"
+    assert commit_message(log, since_seq=2) == "agent-memory: supersede, put"
+    many = MemoryLog()
+    for action in [
+        "put",
+        "supersede",
+        "resolve",
+        "archive",
+        "review",
+        "withdraw",
+        "reinstate",
+        "erase",
+        "export",
+        "import",
+    ]:
+        many.append(action, actor="owner")
+    assert commit_message(many, since_seq=0).endswith(", and 2 more")
