@@ -1,8 +1,9 @@
-"""Writes are committed to the Home's git repository (DESIGN.md §3, §6): Memory.close and Home-level commands."""
+"""Writes are committed to the Home's git repository (DESIGN.md §3, §6) when a Memory closes."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
