@@ -20,18 +20,20 @@ def _config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
 
+GIT = shutil.which("git") or "git"
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run([GIT, *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
 def _log(root: Path) -> list[str]:
-    out = subprocess.run(
-        ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
-    return out.splitlines()
+    return _git(root, "log", "--format=%s").splitlines()
 
 
 def _clean(root: Path) -> bool:
-    out = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
-    )
-    return out.stdout == ""
+    return _git(root, "status", "--porcelain") == ""
 
 
 def test_closing_a_memory_commits_what_it_wrote_with_the_actions_as_message(tmp_path: Path) -> None:
