@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 from agent_memory.connect import connect
 from agent_memory.errors import ConfigError, StoreError
 from agent_memory.signing import address_of, load_or_create_identity, verify_record
+from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 
 def _url(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
