@@ -18,7 +18,6 @@ Usage: ``python bench/consolidate.py [--large] [--repeat R] [--no-write]``. Prin
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import statistics
@@ -28,6 +27,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import corpus
 from report import machine, replace_section
 
 from agent_memory.jobs.consolidate import ConsolidationReport, consolidate
@@ -36,7 +36,6 @@ from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.stores.inmemory import InMemoryStore
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 HEADING = "## Consolidation"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
@@ -44,14 +43,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 def turns() -> Iterator[tuple[str, str]]:
     """Yield ``(conversation id, text)`` of every LoCoMo turn, then every LongMemEval user turn."""
-    locomo = json.loads((DATASETS / "locomo" / "locomo.json").read_text(encoding="utf-8"))
-    for n, sample in enumerate(locomo):
+    for n, sample in enumerate(corpus.locomo()):
         for key, session in sample["conversation"].items():
             if key.startswith("session_") and isinstance(session, list):
                 for turn in session:
                     yield f"locomo-{n}", turn["text"]
-    path = DATASETS / "longmemeval" / "longmemeval_s_cleaned_useronly.json"
-    for item in json.loads(path.read_text(encoding="utf-8")):
+    for item in corpus.longmemeval():
         for sid, session in zip(item["haystack_session_ids"], item["haystack_sessions"], strict=False):
             for turn in session:
                 if turn["role"] == "user":
@@ -165,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size (the median is shown)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
-    if not (DATASETS / "locomo" / "locomo.json").exists():
-        print(f"skipped: the datasets are not at {DATASETS}", file=sys.stderr)
+    if not corpus.available():
+        print(corpus.missing(), file=sys.stderr)
         return 0
     sizes = [1_000, 10_000, *([100_000] if args.large else [])]
     rows = []

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import corpus
 import numpy as np
 
 from agent_memory.records import MemoryRecord, Provenance
@@ -45,7 +46,7 @@ from agent_memory.search.hybrid import HybridIndex
 from agent_memory.search.vectors import VectorIndex
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo.json"
+LOCOMO = corpus.LOCOMO
 DOCS = ROOT / "docs" / "benchmarks.md"
 KS = (5, 10, 25)
 T0 = datetime(2023, 1, 1, tzinfo=UTC)
@@ -56,22 +57,12 @@ T0 = datetime(2023, 1, 1, tzinfo=UTC)
 
 def load_conversations(count: int) -> list[dict[str, Any]]:
     """Return the first ``count`` LoCoMo conversations."""
-    data: list[dict[str, Any]] = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    return data[:count]
+    return corpus.locomo()[:count]
 
 
 def turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
     """Return (dia_id, text) for every turn; an image turn gets its caption like the paper."""
-    out = []
-    chat = conversation["conversation"]
-    sessions = sorted((int(k.split("_")[1]), v) for k, v in chat.items() if re.fullmatch(r"session_\d+", k))
-    for _, session in sessions:
-        for turn in session:
-            text = f"{turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [shares {turn['blip_caption']}]"
-            out.append((turn["dia_id"], text))
-    return out
+    return corpus.locomo_turns(conversation)
 
 
 def evidence_ids(qa: dict[str, Any]) -> list[str]:
@@ -406,6 +397,9 @@ def main() -> None:
     parser.add_argument("--fp32", help="folder with the fp32 model.safetensors and tokenizer.json")
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
+    if not LOCOMO.is_file():
+        print(corpus.missing())
+        return
     texts = [t for c in load_conversations(7) for _, t in turns(c)][: args.sentences]
     long_notes = [" ".join(texts[i : i + 5]) for i in range(0, len(texts) - 5, 5)][:64]
     try:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import json
 import os
 import platform
 import pstats
@@ -50,6 +49,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import corpus as corpus_texts
+
 from agent_memory.home import Home
 from agent_memory.lifecycle import begin_transition, supersede
 from agent_memory.memory import Memory
@@ -59,9 +60,6 @@ from agent_memory.search.catalog import FULL_CHECK_SECONDS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 HEADING = "## Recall"
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-LOCOMO = DATASETS / "locomo" / "locomo.json"
-LONGMEMEVAL = DATASETS / "longmemeval" / "longmemeval_s_cleaned_useronly.json"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 BUDGET = 2000
 SUPERSEDED_SHARE = 0.05
@@ -74,37 +72,14 @@ TAINTED_SHARE = 0.02
 
 def _texts() -> list[tuple[str, str]]:
     """Return distinct (text, source ref) pairs: LoCoMo turns, LongMemEval_S user turns, then lines."""
-    locomo = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    longmemeval = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
-    texts: dict[str, str] = {}
-    for conversation in locomo:
-        chat = conversation["conversation"]
-        number = 1
-        while f"session_{number}" in chat:
-            for turn in chat[f"session_{number}"]:
-                texts.setdefault(
-                    f"{turn['speaker']}: {turn['text']}",
-                    f"locomo/{conversation['sample_id']}#{turn['dia_id']}",
-                )
-            number += 1
-    for item in longmemeval:
-        for session_id, session in zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True):
-            for number, turn in enumerate(session, 1):
-                if turn["role"] == "user" and turn["content"].strip():
-                    texts.setdefault(turn["content"].strip(), f"longmemeval/{session_id}_{number}")
-    for text, ref in list(texts.items()):
-        for number, line in enumerate(text.splitlines()[1:], 2):
-            if len(line.strip()) >= 20:
-                texts.setdefault(line.strip(), f"{ref}/line{number}")
+    texts = corpus_texts.distinct_texts(captions=False, strip=True)
+    corpus_texts.add_lines(texts, strip=True)
     return list(texts.items())
 
 
 def questions() -> list[str]:
     """Return the datasets' questions: LoCoMo's, then LongMemEval_S's."""
-    locomo = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    longmemeval = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
-    found = [str(qa["question"]) for conversation in locomo for qa in conversation["qa"]]
-    return found + [str(item["question"]) for item in longmemeval]
+    return corpus_texts.questions()
 
 
 def corpus(size: int, seed: int = 5) -> list[MemoryRecord]:
@@ -453,8 +428,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
-    if not (LOCOMO.exists() and LONGMEMEVAL.exists()):
-        print(f"skipped: the LoCoMo and LongMemEval files are not under {DATASETS}")
+    if not corpus_texts.available():
+        print(corpus_texts.missing())
         return
     asked = questions()[: args.queries]
     rows = []

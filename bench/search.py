@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import statistics
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import corpus
 from report import machine, replace_section
 from search_cjk import cjk_rows
 
@@ -44,9 +44,6 @@ from agent_memory.search.fts import QUERY_MODES, FtsIndex
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 HEADING = "## Search"
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-LOCOMO = DATASETS / "locomo" / "locomo.json"
-LONGMEMEVAL = DATASETS / "longmemeval" / "longmemeval_s_cleaned_useronly.json"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 K = 10
 
@@ -119,46 +116,16 @@ def _record(body: str, ref: str) -> MemoryRecord:
     )
 
 
-def _locomo_turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
-    """Return (dia_id, text) of every turn; image turns get ``[shares <caption>]`` like the paper."""
-    turns: list[tuple[str, str]] = []
-    chat = conversation["conversation"]
-    number = 1
-    while f"session_{number}" in chat:
-        for turn in chat[f"session_{number}"]:
-            text = f"{turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [shares {turn['blip_caption']}]"
-            turns.append((turn["dia_id"], text))
-        number += 1
-    return turns
-
-
 def load_corpus(size: int) -> tuple[list[MemoryRecord], list[str]]:
     """Return ``size`` records (LoCoMo turns, then LongMemEval_S user turns) and the questions."""
-    locomo = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    longmemeval = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
-    texts: dict[str, str] = {}
-    for conversation in locomo:
-        for dia_id, text in _locomo_turns(conversation):
-            texts.setdefault(text, f"locomo/{conversation['sample_id']}#{dia_id}")
-    for item in longmemeval:
-        for session_id, session in zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True):
-            for number, turn in enumerate(session, 1):
-                if turn["role"] == "user" and turn["content"].strip():
-                    texts.setdefault(turn["content"], f"longmemeval/{session_id}_{number}")
+    texts = corpus.distinct_texts(captions=True, strip=False)
     # Long turns are cut into their lines only when whole turns do not reach the size.
     if len(texts) < size:
-        for text, ref in list(texts.items()):
-            for number, line in enumerate(text.splitlines()[1:], 2):
-                if len(line.strip()) >= 20:
-                    texts.setdefault(line, f"{ref}/line{number}")
+        corpus.add_lines(texts)
     if len(texts) < size:
         sys.exit(f"only {len(texts)} distinct texts in the datasets; cannot make {size} records")
     records = [_record(body, ref) for body, ref in list(texts.items())[:size]]
-    questions = [str(qa["question"]) for conversation in locomo for qa in conversation["qa"]]
-    questions += [str(item["question"]) for item in longmemeval]
-    return records, questions
+    return records, corpus.questions()
 
 
 # ---------------------------------------------------------------------- speed
@@ -234,9 +201,8 @@ def _evidence(qa: dict[str, Any]) -> set[str]:
 def locomo_recall(make: Callable[[], SearchIndex | Bm25sBaseline]) -> dict[str, float]:
     """Return LoCoMo turn-level evidence recall@10, overall and for categories 1-4 (one index per chat)."""
     per_question: list[tuple[int, float]] = []
-    locomo = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    for conversation in locomo:
-        turns = _locomo_turns(conversation)
+    for conversation in corpus.locomo():
+        turns = corpus.locomo_turns(conversation)
         records = {dia_id: _record(text, dia_id) for dia_id, text in turns}
         by_id = {record.id: dia_id for dia_id, record in records.items()}
         index = make()
@@ -398,8 +364,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=1000, help="questions timed per index")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
-    if not (LOCOMO.exists() and LONGMEMEVAL.exists()):
-        print(f"skipped: the LoCoMo and LongMemEval files are not under {DATASETS}")
+    if not corpus.available():
+        print(corpus.missing())
         return
     speed = []
     planner = []

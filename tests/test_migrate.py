@@ -310,17 +310,148 @@ def test_a_home_migrates_to_postgresql_and_on_to_sqlite(
     assert again.versions_written == 0 and len(again.skipped) == 4
 
 
-def test_migrating_a_home_with_a_withdrawal_in_force_fails_closed(
+# ---------------------------------------------------------------------- withdrawal controls
+
+
+def controlled_home(tmp_path: Path, name: str = "h") -> tuple[Path, dict[str, str]]:
+    """A Home with three records: one withdrawn, one withdrawn then reinstated, one untouched."""
+    from agent_memory.memory import Memory
+
+    root = tmp_path / name
+    Home.init(root, git=False, now=T0)
+    with Memory.open(root) as memory:
+        ids = {
+            body: memory.remember(f"{body} exploration note.", source="t", now=T0).record_id
+            for body in ("withdrawn", "reinstated", "plain")
+        }
+        memory.withdraw(memory_item_ids=[ids["withdrawn"]], reason="failed-exploration", now=T0)
+        lifted = memory.withdraw(memory_item_ids=[ids["reinstated"]], reason="unsure", now=T0)
+        memory.reinstate(lifted.withdrawal_id, "checked", now=T0 + timedelta(hours=1))
+    return root, ids
+
+
+def wire_controls(log: object) -> list[dict[str, object]]:
+    from agent_memory.governance.gate import log_controls
+
+    return [control.to_wire() for _, control in log_controls(log)]  # type: ignore[arg-type]
+
+
+def test_withdrawal_controls_travel_to_the_target_before_any_record_and_keep_their_chains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.governance.gate import Gate
+    from agent_memory.memory import Memory
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    source, ids = controlled_home(tmp_path)
+    Home.init(tmp_path / "t", git=False, now=T0)
+    expected = wire_controls(Home.open(source).log())
+    assert [c["action"] for c in expected] == ["withdraw", "withdraw", "reinstate"]
+
+    report, _ = migration.migrate_urls(f"home:{source}", f"home:{tmp_path / 't'}", now=T0)
+    target_log = Home.open(tmp_path / "t").log()
+    assert wire_controls(target_log) == expected  # same ids, order and supersedes chains
+    actions = [e.action for e in target_log.entries()]
+    assert actions == ["init", "withdraw", "withdraw", "reinstate", "migrate"]
+    assert report.controls_added == [str(c["withdrawal_id"]) for c in expected]
+    with Memory.open(tmp_path / "t") as target:
+        shown = set(target.recall("exploration note", now=T0 + timedelta(days=1), touch=False).ids)
+        assert shown == {ids["reinstated"], ids["plain"]}
+
+    report, _ = migration.migrate_urls(f"home:{source}", f"sqlite:{tmp_path / 'out.sqlite'}", now=T0)
+    with SQLiteStore(tmp_path / "out.sqlite") as store, SQLiteLog(tmp_path / "out.sqlite") as log:
+        assert wire_controls(log) == expected
+        gate = Gate(log, store)
+        assert {rid for rid in ids.values() if not gate.is_exposed(store.get(rid))} == {ids["withdrawn"]}
+
+
+def test_the_controls_are_in_the_target_log_when_the_first_record_is_written() -> None:
+    from agent_memory.governance.gate import Gate
+    from agent_memory.log.inmemory import MemoryLog
+    from agent_memory.memory import Memory
+
+    source = Memory.in_memory()
+    gone = source.remember("An exploration that went nowhere.", source="t", now=T0).record_id
+    source.remember("A note that stays.", source="t", now=T0)
+    source.withdraw(memory_item_ids=[gone], reason="failed-exploration", now=T0)
+    target_log = MemoryLog()
+    seen: list[bool] = []
+
+    class Watching(InMemoryStore):
+        def put(self, record: MemoryRecord) -> int:
+            seen.append(not Gate(target_log, self).is_exposed(record) if record.id == gone else True)
+            return super().put(record)
+
+    report = migration.migrate(source.store, Watching(), source_log=source.log, target_log=target_log)
+    assert report.verified and seen == [True, True] and len(report.controls_added) == 1
+
+
+def test_a_second_run_skips_the_controls_and_an_id_taken_in_the_target_is_renumbered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agent_memory.memory import Memory
-    from agent_memory.migrate import migrate_urls
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    Home.init(tmp_path / "h", git=False)
-    with Memory.open(tmp_path / "h") as memory:
-        record = memory.remember("An exploration that went nowhere.", source="t")
-        memory.withdraw(memory_item_ids=[record.record_id], reason="failed-exploration")
-    with pytest.raises(StoreError, match="fail closed"):
-        migrate_urls(f"home:{tmp_path / 'h'}", f"sqlite:{tmp_path / 'out.sqlite'}")
-    assert not (tmp_path / "out.sqlite").exists()
+    source, ids = controlled_home(tmp_path)
+    target_root, target_ids = controlled_home(tmp_path, "t")  # its own memwd-2026-01-01-001..003
+    first, _ = migration.migrate_urls(f"home:{source}", f"home:{target_root}", now=T0)
+    assert first.controls_renamed == {
+        "memwd-2026-01-01-001": "memwd-2026-01-01-004",
+        "memwd-2026-01-01-002": "memwd-2026-01-01-005",
+        "memwd-2026-01-01-003": "memwd-2026-01-01-006",
+    }
+    carried = wire_controls(Home.open(target_root).log())[3:]
+    assert carried[2]["supersedes"] == "memwd-2026-01-01-005"  # the chain follows the new ids
+    again, _ = migration.migrate_urls(f"home:{source}", f"home:{target_root}", now=T0)
+    assert again.controls_added == [] and len(again.controls_skipped) == 3
+    assert len(wire_controls(Home.open(target_root).log())) == 6
+    with Memory.open(target_root) as target:
+        hidden = {
+            r for r in (*ids.values(), *target_ids.values()) if not target.gate.is_exposed(target.get(r))
+        }
+    assert hidden == {ids["withdrawn"], target_ids["withdrawn"]}
+
+
+@pytest.mark.parametrize("scheme", ["notes", "json"])
+def test_a_target_that_cannot_keep_controls_refuses_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    source, _ = controlled_home(tmp_path)
+    head = Home.open(source).log().last()
+    with pytest.raises(StoreError, match=r"withdrawals in force \(memwd-2026-01-01-001\).*fail closed"):
+        migration.migrate_urls(f"home:{source}", f"{scheme}:{tmp_path / 'out'}")
+    assert not (tmp_path / "out").exists() and Home.open(source).log().last() == head
+
+
+def test_a_target_without_a_log_takes_a_source_whose_withdrawals_are_all_lifted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.memory import Memory
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    source, ids = controlled_home(tmp_path)
+    with Memory.open(source) as memory:
+        memory.reinstate("memwd-2026-01-01-001", "all clear", now=T0 + timedelta(hours=2))
+    report, logged = migration.migrate_urls(f"home:{source}", f"notes:{tmp_path / 'out'}")
+    assert report.verified and report.controls_added == [] and logged == [f"home:{source}"]
+    assert sorted(r.id for r in FileStore(tmp_path / "out").list()) == sorted(ids.values())
+
+
+def test_controls_travel_through_postgresql_and_on_to_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    from agent_memory.log.postgres import PostgresLog
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    schema: PgSchema = request.getfixturevalue("postgres_schema")
+    source, _ = controlled_home(tmp_path)
+    expected = wire_controls(Home.open(source).log())
+    url = f"{schema.dsn}?schema={schema.schema}"
+    migration.migrate_urls(f"home:{source}", url)
+    second, _ = migration.migrate_urls(url, f"sqlite:{tmp_path / 'b.sqlite'}")
+    with PostgresLog(schema.dsn, schema=schema.schema) as log:
+        assert wire_controls(log) == expected
+    with SQLiteLog(tmp_path / "b.sqlite") as log:
+        assert wire_controls(log) == expected
+    assert second.verified and len(second.controls_added) == 3

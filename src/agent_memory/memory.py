@@ -19,13 +19,14 @@ from typing import Any
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import ProposalError, RecordError
-from agent_memory.governance.actors import Actors
+from agent_memory.governance.actors import Actors, require_review
 from agent_memory.governance.erasing import ErasureMethods
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promoting import PromotionMethods
 from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
+from agent_memory.jobs.distilling import DistillMethods
 from agent_memory.jobs.review_flow import review_stats
 from agent_memory.lifecycle import archive as archive_record
 from agent_memory.lifecycle import resolve_transition
@@ -58,7 +59,14 @@ __all__ = ["Memory", "PendingRecords", "RememberResult"]
 DEFAULT_CONFIDENCE = 0.9
 
 
-class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationMethods, MetamemoryMethods):
+class Memory(
+    WithdrawalMethods,
+    ErasureMethods,
+    PromotionMethods,
+    ConsolidationMethods,
+    DistillMethods,
+    MetamemoryMethods,
+):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
     Withdrawal and reinstatement (``withdraw``, ``reinstate``, ``controls``) come from
@@ -384,19 +392,20 @@ class Memory(WithdrawalMethods, ErasureMethods, PromotionMethods, ConsolidationM
     def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
         """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
 
-        Review marks are attributable events, never record fields (DESIGN.md §9).
-        ``approve`` and ``reject`` need the actor's ``approve`` grant (DESIGN.md §9 "Actors").
+        Review marks are attributable events, never record fields (DESIGN.md §9). Each
+        changes what is exposed, so each needs a grant: ``approve``/``reject`` the ``approve``
+        grant, ``stale``/``clear`` ``mark`` or ``approve``; a tainted session may make none
+        (:func:`~agent_memory.governance.actors.require_review`).
 
         Raises:
             RecordNotFound: Unknown id.
             RecordError: Unknown verdict.
-            AuthorityError: ``approve``/``reject`` by an actor without the ``approve`` grant;
-                nothing is written.
+            AuthorityError: The actor holds no grant for the verdict, or the session is
+                tainted (``TaintedDecisionError``); nothing is written.
         """
         stamp = self._clock(now)
         self._reviews.check_verdict(verdict)
-        if verdict in ("approve", "reject"):
-            self.actors.require(self.actor, "approve", record_id=record_id, action=f"{verdict} {record_id}")
+        require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
         with self._writing():
             self.store.get(record_id)
             self.log.append(

@@ -20,6 +20,12 @@ Invariants:
   record's :func:`history_digest` must be equal in source and target; otherwise a
   ``StoreError`` says which records differ. Running a migration twice writes nothing the
   second time.
+- Withdrawal controls travel with the records (seed 000 §12.2 anti-resurrection rule, §21
+  item 20): every ``withdrawal-control-v1`` record of the source's log is appended, in log
+  order with its ``supersedes`` chain, to the target's log before the first record is
+  written, so the target's gate excludes the scope before anything is exposed
+  (:func:`~agent_memory.governance.portability.plan_carry`). A target without a log refuses a
+  source with a withdrawal in force, before anything is opened or written.
 """
 
 from __future__ import annotations
@@ -34,13 +40,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent_memory.errors import AgentMemoryError, LogError, RecordNotFound, StoreError
+from agent_memory.governance.portability import apply_carry, plan_carry
 from agent_memory.records import MemoryRecord
 from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
 from agent_memory.wire import utc_now
 
 if TYPE_CHECKING:
-    from agent_memory.home import Home
+    from agent_memory.log.base import OperationLog
 
 __all__ = ["DIGEST_PREFIX", "MigrationReport", "history_digest", "migrate", "migrate_urls"]
 
@@ -83,6 +90,11 @@ class MigrationReport:
         target_records: Records in the target after the migration (it may hold others).
         digests: Each source record's :func:`history_digest`, equal in both stores once verified.
         verified: The final check passed.
+        controls_added: Withdrawal controls appended to the target's log (ids as stored there).
+        controls_skipped: Source controls the target already held (a re-run).
+        controls_renamed: ``{source id: target id}`` for controls whose id the target had taken.
+        controls_refused: ``{source id: why}`` for reinstatements kept out (their scope stays
+            excluded in the target).
     """
 
     source: str = ""
@@ -96,6 +108,10 @@ class MigrationReport:
     target_records: int = 0
     digests: dict[str, str] = field(default_factory=dict)
     verified: bool = False
+    controls_added: list[str] = field(default_factory=list)
+    controls_skipped: list[str] = field(default_factory=list)
+    controls_renamed: dict[str, str] = field(default_factory=dict)
+    controls_refused: dict[str, str] = field(default_factory=dict)
 
     @property
     def written(self) -> list[str]:
@@ -121,6 +137,12 @@ class MigrationReport:
             "extended": self.extended,
             "skipped": self.skipped,
             "manifest": self.manifest(),
+            "controls": {
+                "added": self.controls_added,
+                "skipped": self.controls_skipped,
+                "renamed": self.controls_renamed,
+                "refused": self.controls_refused,
+            },
         }
 
     def log_details(self) -> dict[str, Any]:
@@ -137,11 +159,20 @@ class MigrationReport:
             "versions": self.versions_written,
             "target_records": self.target_records,
             "manifest": self.manifest(),
+            "controls_added": len(self.controls_added),
+            "controls_refused": len(self.controls_refused),
         }
 
 
 def migrate(
-    source: RecordStore, target: AdapterStore, *, report: MigrationReport | None = None
+    source: RecordStore,
+    target: AdapterStore,
+    *,
+    report: MigrationReport | None = None,
+    source_log: OperationLog | None = None,
+    target_log: OperationLog | None = None,
+    actor: str = "cli",
+    now: datetime | None = None,
 ) -> MigrationReport:
     """Copy every version of every record of ``source`` into ``target``, then verify both sides.
 
@@ -149,22 +180,35 @@ def migrate(
         source: The store read (never written).
         target: The store written; any adapter (it needs ``restore_erased`` for erased records).
         report: A report to fill in (so a caller keeps what was written when this raises).
+        source_log: The source's operation log, whose withdrawal controls travel with the
+            records (``None``: the source has none).
+        target_log: The target's log, which receives them before any record is written
+            (``None``: the target cannot keep controls).
+        actor: Who appends the carried controls.
+        now: Clock for the carried controls' log events.
 
     Returns:
         The filled-in report, with ``verified`` set.
 
     Raises:
-        StoreError: The target holds a different history for some ids (each named; nothing
+        StoreError: The source has a withdrawal in force and the target no log (nothing
+            written), the target holds a different history for some ids (each named; nothing
             written), a source record cannot be written (named; what was written before it
             stays, and a re-run continues from there), the source changed meanwhile, or the
             final check found a record whose digests differ (named).
         RecordError, LifecycleError: A stored version breaks the target's checks (the record
             is named); nothing of that record is written.
+        LogError: A control event of either log is malformed, or the target's log refuses one.
     """
     report = report if report is not None else MigrationReport()
+    carry = plan_carry(source_log, target_log, origin=report.source or "migrate", target=report.target)
     ids = [record.id for record in source.list()]
     report.source_records = len(ids)
     plan = _plan(source, target, ids)
+    if target_log is not None and carry.to_append:
+        apply_carry(carry, target_log, actor=actor, now=now)
+    report.controls_added, report.controls_skipped = list(carry.added), list(carry.skipped)
+    report.controls_renamed, report.controls_refused = dict(carry.renamed), dict(carry.refused)
     _copy(source, target, ids, plan, report)
     _verify(source, target, ids, report)
     return report
@@ -214,8 +258,6 @@ def migrate_urls(
         # Opening would create an empty store and "migrate" nothing from a mistyped path.
         raise StoreError(f"{source_end.display()}: no such file or folder", hint="check the --from URL")
     homes = {end.location: Home.open(end.location) for end in (source_end, target_end) if end.kind == "home"}
-    if source_end.kind == "home":
-        _refuse_controls_in_force(homes[source_end.location])
     if actor is None:
         actor = next(iter(homes.values())).settings.owner if homes else "cli"
     report = report if report is not None else MigrationReport()
@@ -226,10 +268,23 @@ def migrate_urls(
         for home in sorted(homes.values(), key=lambda h: str(h.root.resolve())):
             stack.enter_context(home.writer_lock())
         source = stack.enter_context(source_end.opened())
+        source_log = _opened_log(stack, source_end)
+        if target_end.kind in ("notes", "json"):
+            # Refuse before the target folder is made: it has no log to keep controls in.
+            plan_carry(source_log, None, origin=report.source, target=report.target)
         target = stack.enter_context(target_end.opened())
-        ends = [target_end, *([source_end] if source_end.kind == "home" else [])]
+        target_log = _opened_log(stack, target_end)
+        ends = [(target_end, target_log), *([(source_end, source_log)] if source_end.kind == "home" else [])]
         try:
-            migrate(source, target, report=report)
+            migrate(
+                source,
+                target,
+                report=report,
+                source_log=source_log,
+                target_log=target_log,
+                actor=actor,
+                now=now,
+            )
         except AgentMemoryError:
             if report.versions_written:
                 # Record what was written; the migration's own error is the one to report.
@@ -240,23 +295,13 @@ def migrate_urls(
     return report, logged
 
 
-def _refuse_controls_in_force(home: Home) -> None:
-    """Fail closed (seed 000 §21 item 20): records are copied without the log that withdraws them.
-
-    Until migration carries withdrawal controls into the target, a source Home with any
-    withdrawal in force is refused rather than exposing the withdrawn records there.
-    """
-    from agent_memory.governance.gate import Gate
-
-    in_force = Gate(home.log(), home.store()).state().in_force()
-    if in_force:
-        ids = ", ".join(c.withdrawal_id for c in in_force)
-        raise StoreError(
-            f"the source Home has withdrawals in force ({ids}); migrate does not carry withdrawal "
-            "controls yet, so it refuses rather than expose withdrawn records (fail closed)",
-            path=str(home.root),
-            hint="export --include-withdrawn and import keep the controls; or reinstate first",
-        )
+def _opened_log(stack: ExitStack, end: StoreURL) -> OperationLog | None:
+    """Open the log that lives with ``end`` (closed when ``stack`` exits), or ``None`` when it has none."""
+    log = end.open_log()
+    close = getattr(log, "close", None)
+    if callable(close):
+        stack.callback(close)
+    return log
 
 
 # ---------------------------------------------------------------------- the three phases
@@ -403,10 +448,13 @@ def _naming(record_id: str) -> Iterator[None]:
 
 
 def _log(
-    ends: list[StoreURL], report: MigrationReport, actor: str, now: datetime | None, logged: list[str]
+    ends: list[tuple[StoreURL, OperationLog | None]],
+    report: MigrationReport,
+    actor: str,
+    now: datetime | None,
+    logged: list[str],
 ) -> None:
-    for end in ends:
-        log = end.open_log()
+    for end, log in ends:
         if log is None:
             continue
         try:
@@ -419,8 +467,4 @@ def _log(
                 f"{exc.detail}",
                 path=exc.path,
             ) from None
-        finally:
-            close = getattr(log, "close", None)
-            if callable(close):
-                close()
         logged.append(end.display())

@@ -17,12 +17,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from agent_memory.errors import ConfigError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.secrets import SecretsSettings
+from agent_memory.jobs.distill_llm import LLMSettings
 from agent_memory.search.recipes import SearchSettings
 
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
-_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets"}
+_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets", "llm"}
 
 
 def config_dir() -> Path:
@@ -53,6 +54,8 @@ class Settings:
             recipes (:mod:`agent_memory.search.recipes`).
         secrets: The ``[secrets]`` table: refuse or redact a write holding a credential
             (:mod:`agent_memory.governance.secrets`).
+        llm: The ``[llm]`` table: the OpenAI-compatible endpoint of ``distill --operator llm``
+            (:mod:`agent_memory.jobs.distill_llm`), ``None`` when absent.
     """
 
     home_id: str
@@ -63,6 +66,7 @@ class Settings:
     format: str = HOME_FORMAT
     search: SearchSettings = field(default_factory=SearchSettings)
     secrets: SecretsSettings = field(default_factory=SecretsSettings)
+    llm: LLMSettings | None = None
 
     @property
     def owner(self) -> str:
@@ -132,11 +136,13 @@ class Settings:
             format=fmt,
             search=SearchSettings.from_toml(data.get("search", {}), name),
             secrets=SecretsSettings.from_toml(data.get("secrets", {}), name),
+            llm=LLMSettings.from_toml(data["llm"], name) if "llm" in data else None,
         )
 
     def to_toml(self) -> str:
         """Render the settings as the commented ``memory.toml`` template ``init`` writes."""
         signers = ", ".join(f'"{s}"' for s in self.trusted_signers)
+        llm = "\n" + self.llm.to_toml() if self.llm is not None else ""
         return (
             "# agent-memory Home settings. See docs for every key; unknown keys are refused.\n"
             f'format = "{self.format}"\n'
@@ -149,7 +155,7 @@ class Settings:
             "\n" + self.actors.to_toml() + "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
-            "\n" + self.secrets.to_toml() + "\n" + self.search.to_toml()
+            "\n" + self.secrets.to_toml() + "\n" + self.search.to_toml() + llm
         )
 
 

@@ -200,7 +200,8 @@ def loads_json(data: bytes | str, *, path: str | None = None) -> Any:
     Floats still parse (as ``float``) so that the record checks can name the field.
 
     Raises:
-        RecordError: Not UTF-8, not JSON, a duplicate key or a non-finite number; with ``path``.
+        RecordError: Not UTF-8, not JSON, a duplicate key, a non-finite number, or nesting
+            too deep for the parser's stack; with ``path``.
     """
     if isinstance(data, bytes):
         try:
@@ -225,3 +226,8 @@ def loads_json(data: bytes | str, *, path: str | None = None) -> Any:
         raise RecordError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path=path) from None
     except ValueError as exc:  # e.g. an integer longer than Python's digit limit
         raise RecordError(f"not usable JSON: {exc}", path=path) from None
+    except RecursionError:  # arrays or objects nested thousands deep exhaust the parser's stack
+        raise RecordError(
+            f"not usable JSON: nested deeper than the parser can follow (values may nest {MAX_JSON_DEPTH} deep)",
+            path=path,
+        ) from None

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.errors import ConfigError
-from agent_memory.governance.actors import GRANTS, Actors, AuthorityError
+from agent_memory.governance.actors import GRANTS, Actors, AuthorityError, TaintedDecisionError
 from agent_memory.governance.queue import review_queue
 from agent_memory.home import Home
 from agent_memory.memory import Memory
@@ -91,7 +91,45 @@ def test_an_unauthorised_approve_is_refused_and_writes_nothing() -> None:
         assert info.value.record_id == record
     assert owner.log.last() == head
     assert [item.record.id for item in review_queue(owner).items] == [record]
-    agent.review(record, "stale", "outdated", now=at(1))  # a mark any actor may set
+
+
+@pytest.mark.parametrize("verdict", ["stale", "clear"])
+def test_a_stale_mark_needs_a_grant_too(verdict: str) -> None:
+    owner = Memory.in_memory(actors=Actors(owner="ada", grants={"agent:marker": ("mark",)}), actor="ada")
+    record = owner.remember("The printer is on floor 3.", source="s", now=T0).record_id
+    agent = Memory(owner.store, owner.log, owner.catalog, actor="agent:claude", actors=owner.actors)
+    head = owner.log.last()
+    with pytest.raises(AuthorityError, match=f"agent:claude may not mark {record} {verdict}") as info:
+        agent.review(record, verdict, "moved", now=at(1))
+    assert (info.value.grant, info.value.record_id) == ("mark", record)
+    assert owner.log.last() == head
+    marker = Memory(owner.store, owner.log, owner.catalog, actor="agent:marker", actors=owner.actors)
+    marker.review(record, verdict, "moved", now=at(1))  # the mark grant allows it ...
+    with pytest.raises(AuthorityError, match="holds no 'approve' grant"):
+        marker.review(record, "approve", "fine", now=at(1))  # ... and nothing more
+    (event,) = [e for e in owner.log.entries() if e.action == "review"]
+    assert (event.actor, event.details["verdict"]) == ("agent:marker", verdict)
+
+
+def test_a_reviewer_with_the_approve_grant_may_also_mark_stale() -> None:
+    actors = Actors(owner="ada", grants={"bob": ("approve",)})
+    memory = Memory.in_memory(actors=actors, actor="bob")
+    record = memory.remember("The printer is on floor 3.", source="s", now=T0).record_id
+    memory.review(record, "stale", "moved", now=at(1))
+    assert memory.recall("printer", now=at(2)).records[0].review == "stale"
+
+
+@pytest.mark.parametrize("verdict", ["approve", "reject", "stale", "clear"])
+def test_a_tainted_session_makes_no_review_mark_even_as_the_owner(verdict: str) -> None:
+    owner = Memory.in_memory()
+    record = tainted(owner)
+    session = Memory(owner.store, owner.log, owner.catalog, taint=["external"])
+    head = owner.log.last()
+    with pytest.raises(TaintedDecisionError, match=r"from a tainted session \(external\)") as info:
+        session.review(record, verdict, "the page says so", now=at(1))
+    assert isinstance(info.value, AuthorityError) and info.value.field == "taint"
+    assert owner.log.last() == head
+    assert owner.recall("API limit", now=at(2)).records[0].review == "quarantined"
 
 
 def test_a_granted_agent_may_approve_and_the_record_leaves_quarantine() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from erasure_scan import places, scan
 
 from agent_memory.errors import LifecycleError, RecordError, RecordNotFound
 from agent_memory.governance.actors import Actors, AuthorityError
@@ -28,39 +28,12 @@ def make_home(path: Path, *, git: bool) -> Path:
     return path
 
 
-def scan(root: Path, needle: str) -> set[str]:
-    """Every Home file (``.git`` excepted) holding ``needle``, plus ``git-history`` when a git object does."""
-    data = needle.encode("utf-8")
-    found = {
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(root).parts and data in p.read_bytes()
-    }
-    if (root / ".git").exists():
-        out = subprocess.run(
-            [shutil.which("git") or "git", "cat-file", "--batch-all-objects", "--batch"],
-            cwd=root,
-            capture_output=True,
-            check=True,
-        ).stdout
-        if data in out:
-            found.add("git-history")
-    return found
-
-
 def not_completed(receipt: ErasureReceipt) -> set[str]:
-    return {h.holder_ref for h in receipt.holders if h.result != "completed"}
-
-
-def owner_of(path: str) -> str:
-    if (
-        path.startswith("archive/")
-        or "/" not in path
-        or path == ".cache/salience.json"
-        or path == "git-history"
-    ):
-        return path
-    return path.split("/")[0] + "/"
+    return {
+        h.holder_ref
+        for h in receipt.holders
+        if h.result != "completed" and not h.holder_ref.startswith(("record:", "store:", "export:"))
+    }
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -74,20 +47,19 @@ def test_erased_text_is_gone_everywhere_the_receipt_says_and_nowhere_else(tmp_pa
         (root / "exports").mkdir()
         (root / "exports" / "all.json").write_bytes(exported.dumps())
         Home.open(root).commit("before erasure")
-        assert "git-history" in scan(root, UNIQUE)
+        assert {"git-history", "git:refs/heads/main"} <= places(root, UNIQUE)
 
         receipt = memory.erase([gone], reason="user request", authority="ticket-42", now=at(2))
 
     assert receipt.erasure_id == "memerase-2026-11-03-001"
     assert receipt.scope_refs == (gone,)
     assert UNIQUE not in json.dumps(receipt.to_wire()) and "Zanzibar" not in json.dumps(receipt.to_wire())
-    remaining = scan(root, UNIQUE)
+    remaining = places(root, UNIQUE)
     # Where the text still is <=> a holder that is not completed.
-    assert {owner_of(path) for path in remaining} == not_completed(receipt)
-    assert remaining == {"git-history"}
+    assert remaining == not_completed(receipt) == {"git-history", "git:refs/heads/main"}
     by_ref = {h.holder_ref: h for h in receipt.holders}
     assert by_ref["git-history"].limitation_ref == "git-history-not-rewritten"
-    assert by_ref["notes/"].result == by_ref[".cache/"].result == by_ref["exports"].result == "completed"
+    assert by_ref["notes/"].result == by_ref["indexes"].result == by_ref["exports/"].result == "completed"
     assert receipt.sanitized_replacement_refs == ("exports/all.json",)
     logged = [e for e in Home.open(root).log().entries() if e.action == "erase"]
     assert [e.details["erasure_id"] for e in logged] == [receipt.erasure_id]
@@ -100,7 +72,7 @@ def test_erased_text_is_gone_everywhere_the_receipt_says_and_nowhere_else(tmp_pa
             assert gone not in reopened.recall("Zanzibar quokka lighthouse", now=at(3)).ids
             assert list(reopened.recall("staging host", now=at(3)).ids) == [kept]
             assert reopened.get(gone).redacted
-    assert scan(root, UNIQUE) == {"git-history"}
+    assert places(root, UNIQUE) == {"git-history", "git:refs/heads/main"}
 
 
 def test_a_home_without_git_reports_every_holder_completed(tmp_path: Path) -> None:
@@ -119,10 +91,13 @@ def test_dependents_are_listed_and_erased_only_when_passed(memory: Memory) -> No
     unrelated = memory.remember("Tea at four.", source="s", now=T0).record_id
 
     first = memory.erase([gone], reason="user request", authority="ada", now=at(1))
-    assert {h.holder_ref for h in first.holders if h.limitation_ref == "dependent-not-erased"} == {
+    dependents = {h.holder_ref for h in first.holders if h.limitation_ref == "dependent-not-erased"}
+    assert {ref for ref in dependents if ref.startswith("record:")} == {
         f"record:{quoting}",
         f"record:{pointing}",
     }
+    # In a Home the quoting record keeps the text in its note, the indexes and the views.
+    assert dependents - {f"record:{quoting}", f"record:{pointing}"} <= {"notes/", "indexes", "views"}
     assert not first.complete
     assert not memory.get(quoting).redacted and not memory.get(unrelated).redacted
 

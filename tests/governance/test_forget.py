@@ -10,9 +10,11 @@ import pytest
 
 from agent_memory.governance.actors import Actors, AuthorityError
 from agent_memory.governance.forget import SURFACES, forget
+from agent_memory.governance.gate import Gate
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from memory.conftest import T0, at
+from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 
 def recalled(memory: Memory, query: str, **options: object) -> set[str]:
@@ -77,3 +79,39 @@ def test_forget_names_a_promoted_rule_it_cannot_revoke(tmp_path: Path) -> None:
     assert receipt.promoted == ("conventions.md",)
     assert receipt.lines["Promoted / derived artifacts"].startswith("partial: conventions.md")
     assert json.loads(json.dumps(receipt.to_json()))["erased"] is False
+
+
+def test_forget_limited_to_one_namespace_leaves_the_others_untouched_in_postgresql(
+    request: pytest.FixtureRequest,
+) -> None:
+    from agent_memory.log.postgres import PostgresLog
+    from agent_memory.search.catalog import IndexCatalog
+    from agent_memory.stores.postgres import PostgresStore
+    from agent_memory.transfer import export_memory_file
+
+    schema: PgSchema = request.getfixturevalue("postgres_schema")
+    store = PostgresStore(schema.dsn, schema=schema.schema)
+    log = PostgresLog(schema.dsn, schema=schema.schema)
+    try:
+        with Memory(store, log, IndexCatalog.in_memory(store)) as memory:
+            u1 = memory.remember("The user prefers dark mode.", source="s", namespace="user:u1", now=T0)
+            u2 = memory.remember("The user prefers light mode.", source="s", namespace="user:u2", now=T0)
+            agent = memory.remember("The agent prefers short mode.", source="s", namespace="agent:a", now=T0)
+            others = (u2.record_id, agent.record_id)
+            histories = {rid: memory.history(rid) for rid in others}
+            receipt = forget(memory, namespaces=["user:u1"], now=at(1))
+            assert receipt.covered == (u1.record_id,)
+            assert recalled(memory, "prefers mode") == set(others)
+            assert {rid: memory.history(rid) for rid in others} == histories
+            assert [e.action for e in log.entries()].count("withdraw") == 1
+            exported = export_memory_file(store, now=at(2), log=log)
+            assert sorted(r.id for r in exported.records) == sorted(others)
+        # A second connection (another process) sees the same scope.
+        with PostgresLog(schema.dsn, schema=schema.schema) as again:
+            view = Gate(again, store).view()
+            assert {rid for rid in (u1.record_id, *others) if not view.is_exposed(store.get(rid))} == {
+                u1.record_id
+            }
+    finally:
+        log.close()
+        store.close()

@@ -29,7 +29,7 @@ def filed(home: Home) -> tuple[Memory, list[PendingProposal]]:
     memory = Memory.open(home.root)
     memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
     memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
-    return memory, memory.consolidate(now=at(days=1)).proposals
+    return memory, memory.consolidate(now=at(days=1), branch=False).proposals
 
 
 def test_the_branch_name_is_the_utc_stamp_without_colons() -> None:
@@ -68,3 +68,41 @@ def test_a_home_that_is_not_a_git_repository_gets_no_branch(home: Home) -> None:
     assert pending
     assert commit_maintenance_branch(home.root, memory.store, pending, now=at(days=1)) is None
     assert not (home.root / ".git").exists()
+
+
+def test_distill_then_consolidate_in_one_second_commit_two_branches(tmp_path: Path) -> None:
+    from agent_memory.jobs.archive import archive_inbox
+    from agent_memory.jobs.inbox import capture
+
+    home = Home.init(tmp_path / "home", timezone=ZONE, git=True, now=T0)
+    capture(home, "Bo keeps the release checklist in the wiki", source="chat:1", at=T0)
+    archive_inbox(home, now=at(hours=1))
+    memory, _ = filed(home)
+    distilled = memory.distill(now=at(days=1))
+    consolidated = memory.consolidate(now=at(days=1))
+    assert distilled.branch == "maintenance/20261130T143000Z"
+    assert consolidated.branch == "maintenance/20261130T143000Z-2"
+    (proposal,) = distilled.proposals
+    shown = json.loads(git(home.root, "show", f"{distilled.branch}:{PENDING_FOLDER}/{proposal.id}.json"))
+    assert shown["anchors"] == ["archive/2026-11-29.md#mem-2026-11-29-001"]
+    assert git(home.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    events = [e.details for e in memory.log.entries() if e.action in ("distill", "consolidate")]
+    assert [e["branch"] for e in events[-2:]] == [distilled.branch, consolidated.branch]
+
+
+def test_accept_and_revert_read_a_proposal_from_its_branch_when_the_live_file_is_gone(tmp_path: Path) -> None:
+    from agent_memory.jobs.review_flow import accept, pending_proposals, revert
+
+    home = Home.init(tmp_path / "home", timezone=ZONE, git=True, now=T0)
+    memory = Memory.open(home.root)
+    memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
+    memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
+    report = memory.consolidate(now=at(days=1))
+    (proposal,) = report.proposals
+    assert report.branch is not None
+    (home.root / PENDING_FOLDER / f"{proposal.id}.json").unlink()
+    assert [p.id for p in pending_proposals(memory)] == [proposal.id]
+    expected = revalidate(memory.store, proposal, now=at(days=2))
+    outcome = accept(memory, [proposal.id], now=at(days=2))
+    assert outcome.done == [proposal.id] and outcome.written == expected
+    assert revert(memory, proposal.id, now=at(days=3)).done == [proposal.id]

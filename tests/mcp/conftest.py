@@ -1,17 +1,19 @@
-"""Fixtures for the MCP server tests: a Home per test, and connections over stdio and HTTP."""
+"""Fixtures for the MCP server tests: a Home per test, and connections over stdio.
+
+Starting a server costs seconds (the SDK's import alone is most of it), so modules that
+can share one Home start their servers once per module (see :func:`mcp_harness.new_home`);
+these per-test fixtures are for tests that need a Home of their own.
+"""
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from mcp_harness import COMMAND, Connect, Connected, connect, free_port, stdio_params, wait_until_listening
+from mcp_harness import COMMAND, Connect, Connected, connect, new_home, stdio_params
 
 from agent_memory.home import Home
-from agent_memory.search.recipes import SearchSettings, splice_search
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +31,9 @@ def default_home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def home(default_home: Path) -> Path:
+def home(tmp_path: Path) -> Path:
     """A fresh Home whose recall reads BM25 alone: these tests match words, and start faster."""
-    toml = default_home / "memory.toml"
-    toml.write_text(splice_search(toml.read_text("utf-8"), SearchSettings(("bm25",))), "utf-8")
-    return default_home
+    return new_home(tmp_path / "home")
 
 
 @pytest.fixture
@@ -44,35 +44,3 @@ def stdio() -> Connect:
         return connect(stdio_params(home, *options))
 
     return spawn
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[Connect]:
-    """Return ``connect(home, *serve_options)``: start ``serve --http`` on a free port and connect to it.
-
-    Every server started is terminated (SIGTERM) at the end of the test and must exit cleanly.
-    """
-    started: list[tuple[subprocess.Popen[bytes], Path]] = []
-
-    @contextmanager
-    def start(home: Path, *options: str) -> Iterator[Connected]:
-        assert COMMAND is not None
-        port = free_port()
-        log = tmp_path / f"serve-{port}.log"
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                [COMMAND, "serve", "--http", "--port", str(port), "--home", str(home), *options],
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-            )
-        started.append((process, log))
-        wait_until_listening(process, port, log)
-        with connect(f"http://127.0.0.1:{port}/mcp") as connected:
-            yield connected
-
-    yield start
-    for process, log in started:
-        process.terminate()
-        code = process.wait(timeout=15)
-        assert code == 0, log.read_text(encoding="utf-8")

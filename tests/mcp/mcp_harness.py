@@ -17,26 +17,40 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, TextResourceContents, Tool
+
+from agent_memory.home import Home
+from agent_memory.search.recipes import SearchSettings, splice_search
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 CLIENT_NAME = "pytest-agent"
 TOOLS = {
     *("remember", "recall", "status", "supersede", "resolve", "review", "feedback"),
+    *("consolidate", "withdraw", "reinstate", "forget", "redact"),
     *("nas_remember", "nas_recall"),
 }
 START_SECONDS = 30.0
 
 
 class Connected:
-    """A connected MCP client, called synchronously."""
+    """A connected MCP client, called synchronously.
 
-    def __init__(self, portal: BlockingPortal, client: Client) -> None:
+    Attributes:
+        http: The HTTP client of a streamable HTTP connection made with headers (its
+            ``headers`` may be changed between calls), else ``None``.
+    """
+
+    def __init__(
+        self, portal: BlockingPortal, client: Client, http: httpx2.AsyncClient | None = None
+    ) -> None:
         self._portal = portal
         self._client = client
+        self.http = http
 
     def call(self, name: str, **arguments: Any) -> CallToolResult:
         return self._portal.call(self._client.call_tool, name, arguments)
@@ -47,6 +61,13 @@ class Connected:
         assert not result.is_error, result.content
         assert result.structured_content is not None
         return result.structured_content
+
+    def error(self, name: str, **arguments: Any) -> str:
+        """Call a tool that must fail and return its error text (one text block)."""
+        result = self.call(name, **arguments)
+        assert result.is_error, result.structured_content
+        [text] = [c.text for c in result.content if c.type == "text"]
+        return text
 
     def tools(self) -> list[Tool]:
         return self._portal.call(self._client.list_tools).tools
@@ -72,11 +93,76 @@ def stdio_params(home: Path, *options: str) -> StdioServerParameters:
 
 
 @contextmanager
-def connect(target: StdioServerParameters | str) -> Iterator[Connected]:
+def connect(
+    target: StdioServerParameters | str, *, headers: dict[str, str] | None = None, mode: str = "auto"
+) -> Iterator[Connected]:
+    """Connect the SDK's client to a stdio command or an HTTP URL (optionally with headers and a
+    protocol mode: ``auto`` negotiates 2026-07-28, ``legacy`` the handshake with a session id)."""
+    info = Implementation(name=CLIENT_NAME, version="1.0")
     with start_blocking_portal() as portal:
-        client = Client(target, client_info=Implementation(name=CLIENT_NAME, version="1.0"))
-        with portal.wrap_async_context_manager(client) as entered:
-            yield Connected(portal, entered)
+        if headers is None:
+            client = Client(target, client_info=info, mode=mode)
+            with portal.wrap_async_context_manager(client) as entered:
+                yield Connected(portal, entered)
+            return
+        assert isinstance(target, str), "headers are for HTTP connections"
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        with portal.wrap_async_context_manager(http):
+            client = Client(streamable_http_client(target, http_client=http), client_info=info, mode=mode)
+            with portal.wrap_async_context_manager(client) as entered:
+                yield Connected(portal, entered, http)
+
+
+@contextmanager
+def http_server(home: Path, log_dir: Path, *options: str) -> Iterator[str]:
+    """Run ``agent-memory serve --http`` on a free port; yield its URL; stop it (SIGTERM), which
+    must exit cleanly."""
+    assert COMMAND is not None
+    port = free_port()
+    log = log_dir / f"serve-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [COMMAND, "serve", "--http", "--port", str(port), "--home", str(home), *options],
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_listening(process, port, log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        code = process.wait(timeout=15)
+    assert code == 0, log.read_text(encoding="utf-8")
+
+
+def grant(home: Path, actor: str, *grants: str) -> None:
+    """Give ``actor`` the ``grants`` in the Home's ``memory.toml`` (``[actors.grants]``)."""
+    toml = home / "memory.toml"
+    text = toml.read_text(encoding="utf-8")
+    listed = ", ".join(f'"{g}"' for g in grants)
+    assert "\n[trust]" in text
+    toml.write_text(text.replace("\n[trust]", f'\n"{actor}" = [{listed}]\n\n[trust]', 1), encoding="utf-8")
+
+
+def new_home(path: Path) -> Path:
+    """Make a Home (no git) whose recall reads BM25 alone: tests match words, and start faster."""
+    if COMMAND is None:
+        pytest.fail("the agent-memory command is not installed in this environment")
+    root = Home.init(path, git=False).root
+    toml = root / "memory.toml"
+    toml.write_text(splice_search(toml.read_text("utf-8"), SearchSettings(("bm25",))), "utf-8")
+    return root
+
+
+def stored(home: Path) -> dict[str, bytes]:
+    """Every stored byte of the Home's truth: note versions, the operation log and proposals."""
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for folder in ("notes", "log", "proposals")
+        for p in sorted((home / folder).rglob("*"))
+        if p.is_file()
+    }
 
 
 def free_port() -> int:

@@ -1,100 +1,230 @@
 """The ``agent-memory`` command line (DESIGN.md §8): one group, one module per family of commands.
 
-Start-up stays light: this module imports only click; each command imports what it needs
-when it runs, so ``agent-memory --help`` never loads the record, store or search code.
+Start-up stays light: the group is a :class:`~agent_memory.cli.lazy.LazyGroup`, so a command's
+module is imported only when that command runs; ``agent-memory --help`` lists every command
+from :data:`COMMANDS` and imports none of them (nor the record, store or search code).
 Errors become one line on stderr plus an optional hint, in one place (:func:`main`).
 
-Exit status: 0 success; 1 a check found problems (``verify``); 2 a usage error;
-3 the operation could not be done (bad input, unreadable file, store error).
+To add a command: one line in :data:`COMMANDS`, ``name: ("module:function", short help)``,
+the short help being the first sentence of the command's docstring (a test checks they agree).
+
+Exit status: 0 success; 1 a check found problems (``verify``, ``doctor``, ``sync``); 2 a usage
+error; 3 the operation could not be done (bad input, unreadable file, store error).
 """
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 
 import click
 
-from agent_memory.cli.demo import demo
-from agent_memory.cli.doctor import doctor
-from agent_memory.cli.erasure import erase, forget
-from agent_memory.cli.feedback import feedback
-from agent_memory.cli.governance import approve, controls, reinstate, reject, review, withdraw
-from agent_memory.cli.home import init, init_key
-from agent_memory.cli.jobs import archive_inbox, capture, inbox, render, schedule
-from agent_memory.cli.log import log
-from agent_memory.cli.maintenance import consolidate
-from agent_memory.cli.memory import archive_, recall, remember, resolve, status, supersede
-from agent_memory.cli.migrate import migrate
-from agent_memory.cli.promotion import promote, promote_accept, promote_reject, promotions
-from agent_memory.cli.proposals import accept, decline, proposals, revert
-from agent_memory.cli.records import history, list_, show
-from agent_memory.cli.search import golden, reindex
-from agent_memory.cli.serve import serve
-from agent_memory.cli.transfer import export_, import_
-from agent_memory.cli.verify import verify
+from agent_memory.cli.lazy import LazyGroup
 
-__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+__all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ERROR = 3
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "accept": (
+        "agent_memory.cli.proposals:accept",
+        "Accept maintenance proposals: re-validate each against the current records and apply it.",
+    ),
+    "approve": (
+        "agent_memory.cli.governance:approve",
+        "Approve the quarantined record RECORD_ID: it may then be autoloaded (a review event in the log).",
+    ),
+    "archive": (
+        "agent_memory.cli.memory:archive_",
+        "Retire RECORD_ID (terminal; the content is kept, recall shows it only with --include-archived).",
+    ),
+    "archive-inbox": (
+        "agent_memory.cli.jobs:archive_inbox",
+        "Archive inbox.md into archive/YYYY-MM-DD.md (append-only) and start a fresh inbox.",
+    ),
+    "bind": (
+        "agent_memory.cli.bind:bind",
+        "Bind AGENT to the Home: a memory-protocol block in its instruction file, and the MCP server.",
+    ),
+    "capture": (
+        "agent_memory.cli.jobs:capture",
+        "Append TEXT to the Home's inbox.md and print its id (mem-YYYY-MM-DD-NNN).",
+    ),
+    "consolidate": (
+        "agent_memory.cli.maintenance:consolidate",
+        "Consolidate the Home: dedup, near-duplicates, state, contradictions, promotion, rule flags, decay.",
+    ),
+    "controls": (
+        "agent_memory.cli.governance:controls",
+        "List every withdrawal and reinstatement, oldest first, marking the withdrawals in force.",
+    ),
+    "decline": (
+        "agent_memory.cli.proposals:decline",
+        "Decline maintenance proposals (DESIGN.md §9's ``reject``, which takes one proposal id too).",
+    ),
+    "demo": (
+        "agent_memory.cli.demo:demo",
+        "Build a Home from real input, then capture, consolidate, render, recall, supersede, dispute, withdraw.",  # noqa: E501 - one sentence, as click shows it
+    ),
+    "distill": (
+        "agent_memory.cli.maintenance:distill",
+        "Distill archived inbox lines into proposals for review (autodream, seed 000 §14).",
+    ),
+    "doctor": (
+        "agent_memory.cli.doctor:doctor",
+        "Check the Home: notes, signatures, log chain, intents, indexes, views, archive, state, salience.",
+    ),
+    "edit": (
+        "agent_memory.cli.corrections:edit",
+        "Correct RECORD_ID in $EDITOR; a changed text is saved as a correction that supersedes it.",
+    ),
+    "erase": (
+        "agent_memory.cli.erasure:erase",
+        "Erase records irreversibly from every holder and print the receipt (seed 000 §12.3).",
+    ),
+    "export": (
+        "agent_memory.cli.transfer:export_",
+        "Write every record's latest version to the MemoryFile PATH, signed by the Home's key.",
+    ),
+    "feedback": (
+        "agent_memory.cli.feedback:feedback",
+        "Record how memory performed: retrievals, outcomes, feedback, policy proposals (seed 000 §23).",
+    ),
+    "forget": (
+        "agent_memory.cli.erasure:forget",
+        'Route a "forget" request (seed 000 §12.1): withdraw the scope and print the surface receipt.',
+    ),
+    "golden": (
+        "agent_memory.cli.search:golden",
+        "Run golden.yaml's questions through recall; print recall@k and the misses.",
+    ),
+    "history": (
+        "agent_memory.cli.records:history",
+        "Print every version of RECORD_ID, oldest first: version, time, state and why it changed.",
+    ),
+    "import": (
+        "agent_memory.cli.transfer:import_",
+        "Import PATHS into the Home: MemoryFiles by default, or conversations or a git repository.",
+    ),
+    "inbox": (
+        "agent_memory.cli.jobs:inbox",
+        "Check inbox.md: list its items and report each malformed line with its number.",
+    ),
+    "init": (
+        "agent_memory.cli.home:init",
+        "Create a Home at PATH (default: --home, $AGENT_MEMORY_HOME, else ./memory).",
+    ),
+    "init-key": (
+        "agent_memory.cli.home:init_key",
+        "Create a new key pair for a Home whose key file is lost (memory.toml [identity] key_file).",
+    ),
+    "list": (
+        "agent_memory.cli.records:list_",
+        "List the latest version of every record matching the filters, oldest first (by created_at, id).",
+    ),
+    "log": (
+        "agent_memory.cli.log:log",
+        "Print the operation log of a Home, oldest first, one entry per line.",
+    ),
+    "migrate": (
+        "agent_memory.cli.migrate:migrate",
+        "Copy every version of every record from one store into another, then verify both sides.",
+    ),
+    "promote": (
+        "agent_memory.cli.promotion:promote",
+        "Propose promoting RECORD_ID into conventions.md; print the proposal id (mempromo-…).",
+    ),
+    "promote-accept": (
+        "agent_memory.cli.promotion:promote_accept",
+        "Accept PROPOSAL_ID: record the decision, then append its rule to conventions.md.",
+    ),
+    "promote-reject": (
+        "agent_memory.cli.promotion:promote_reject",
+        "Reject PROPOSAL_ID with a reason; conventions.md is not touched.",
+    ),
+    "promotions": (
+        "agent_memory.cli.promotion:promotions",
+        "List promotion proposals: id, status, source record and rule (a JSON list with --json).",
+    ),
+    "proposals": (
+        "agent_memory.cli.proposals:proposals",
+        "List pending maintenance proposals: a table, then a diff of the versions each would add.",
+    ),
+    "recall": (
+        "agent_memory.cli.memory:recall",
+        "Recall what the Home knows about QUERY, within a token budget, as dated, sourced testimony.",
+    ),
+    "reindex": (
+        "agent_memory.cli.search:reindex",
+        "Rebuild the search indexes from the notes, with a progress bar; logs a reindex event.",
+    ),
+    "reinstate": (
+        "agent_memory.cli.governance:reinstate",
+        "Lift the withdrawal WITHDRAWAL_ID (memwd-…); print the reinstatement id.",
+    ),
+    "reject": (
+        "agent_memory.cli.governance:reject",
+        "Reject RECORD_ID: kept for the record, down-weighted like superseded, never autoloaded.",
+    ),
+    "remember": ("agent_memory.cli.memory:remember", "Remember TEXT and print the record id."),
+    "render": (
+        "agent_memory.cli.jobs:render",
+        "Write MEMORY.md, index.md and topics/*.md from the Home's notes and log.",
+    ),
+    "resolve": (
+        "agent_memory.cli.memory:resolve",
+        "Settle a dispute: WINNER_ID returns to active, LOSER_ID is superseded by it.",
+    ),
+    "revert": (
+        "agent_memory.cli.proposals:revert",
+        "Revert an accepted maintenance proposal with correction records; nothing is deleted.",
+    ),
+    "review": (
+        "agent_memory.cli.governance:review",
+        "List the quarantined records and the pending records, each with its review state.",
+    ),
+    "schedule": (
+        "agent_memory.cli.jobs:schedule",
+        "Print the crontab line, systemd user units or launchd plist that runs archive-inbox daily.",
+    ),
+    "serve": (
+        "agent_memory.cli.serve:serve",
+        "Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).",
+    ),
+    "show": (
+        "agent_memory.cli.records:show",
+        "Print the latest version of RECORD_ID as its note file (or its wire object with --json).",
+    ),
+    "status": (
+        "agent_memory.cli.memory:status",
+        "Show counts by state, type and kind, open disputes, quarantine, and whether each index is fresh.",
+    ),
+    "supersede": (
+        "agent_memory.cli.memory:supersede",
+        "Replace the active record OLD_ID with a new record of TEXT (same kind, subject, namespace).",
+    ),
+    "sync": (
+        "agent_memory.cli.corrections:sync",
+        "Turn hand edits and new files in notes/ into records; resolve version clashes after a git merge.",
+    ),
+    "verify": (
+        "agent_memory.cli.verify:verify",
+        "Check the files or folders PATHS and print one line per record.",
+    ),
+    "withdraw": (
+        "agent_memory.cli.governance:withdraw",
+        "Withdraw a scope from recall and export until it is reinstated; print the withdrawal id.",
+    ),
+}
+"""Every command: ``name -> ("agent_memory.cli.<module>:<function>", short help)``."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agent-memory")
 def cli() -> None:
     """Long-term memory for LLM agents: Markdown notes you can read, diff and carry away."""
-
-
-for command in (
-    init,
-    init_key,
-    remember,
-    recall,
-    supersede,
-    resolve,
-    archive_,
-    status,
-    show,
-    list_,
-    history,
-    log,
-    export_,
-    import_,
-    verify,
-    serve,
-    migrate,
-    feedback,
-    reindex,
-    golden,
-    withdraw,
-    reinstate,
-    controls,
-    review,
-    approve,
-    reject,
-    capture,
-    inbox,
-    archive_inbox,
-    schedule,
-    render,
-    consolidate,
-    erase,
-    forget,
-    promote,
-    promotions,
-    promote_accept,
-    promote_reject,
-    proposals,
-    accept,
-    decline,
-    revert,
-    doctor,
-    demo,
-):
-    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -122,7 +252,11 @@ def main(argv: list[str] | None = None) -> None:
         where = f": {exc.filename}" if exc.filename else ""
         click.echo(f"agent-memory: error: {exc.strerror or exc}{where}", err=True)
         sys.exit(EXIT_ERROR)
-    except sqlite3.Error as exc:
+    except Exception as exc:
+        # sqlite3 is imported by the commands that use it, never at start-up.
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+            raise
         click.echo(f"agent-memory: error: SQLite: {exc}", err=True)
         click.echo("hint: is the path a database of agent-memory's?", err=True)
         sys.exit(EXIT_ERROR)

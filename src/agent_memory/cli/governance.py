@@ -186,5 +186,14 @@ def approve(record_id: str, reason: str, home: str | None, as_json: bool) -> Non
 @home_option
 @json_option
 def reject(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
-    """Reject RECORD_ID: kept for the record, down-weighted like superseded, never autoloaded."""
+    """Reject RECORD_ID: kept for the record, down-weighted like superseded, never autoloaded.
+
+    Given a maintenance proposal id (cons-…, dist-…) instead, decline that proposal (DESIGN.md §9).
+    """
+    from agent_memory.jobs.pending import is_proposal_id
+
+    if is_proposal_id(record_id):
+        from agent_memory.cli.proposals import reject_proposal
+
+        raise click.exceptions.Exit(reject_proposal(home, record_id, reason, as_json))
     _decide(record_id, "reject", reason, home, as_json)

@@ -1,8 +1,11 @@
-"""Maintenance commands: ``consolidate`` (issue 7 item 4; DESIGN.md §5 "Maintenance").
+"""Maintenance commands: ``distill`` and ``consolidate`` (issue 7 items 3-4; DESIGN.md §5 "Maintenance").
 
-``consolidate`` applies only what a job may apply on its own (exact dedup, opening a
-dispute; DESIGN.md §9) and files every other change as a pending proposal under
-``proposals/pending-consolidation/`` for the review flow. ``--dry-run`` writes nothing.
+``distill`` turns archived inbox lines into proposals (it applies nothing). ``consolidate``
+applies only what a job may apply on its own (exact dedup, opening a dispute; DESIGN.md §9)
+and files every other change as a pending proposal. Both file under
+``proposals/pending-consolidation/`` for the review flow (``proposals``, ``accept``,
+``reject``, ``revert``) and, in a git Home, commit the run's proposals on a
+``maintenance/<UTC stamp>`` branch. ``--dry-run`` writes nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import click
 
 from agent_memory.cli.common import echo_json, home_option, json_option
 
-__all__ = ["consolidate"]
+__all__ = ["consolidate", "distill"]
 
 
 @click.command()
@@ -59,3 +62,60 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
         f"{len(report.actions)} actions, {len(report.proposals)} proposals"
         f"{'' if dry_run else ' filed'}, {len(report.rejections)} rejections"
     )
+    if report.branch:
+        click.echo(f"committed on {report.branch}")
+
+
+@click.command()
+@home_option
+@click.option(
+    "--operator",
+    type=click.Choice(["heuristic", "llm"]),
+    default="heuristic",
+    show_default=True,
+    help="heuristic: deterministic rules, no model; llm: the endpoint of memory.toml [llm].",
+)
+@click.option("--namespace", default="default", show_default=True, help="Namespace of the proposed records.")
+@click.option("--dry-run", is_flag=True, help="Report what would be proposed; write nothing.")
+@json_option
+def distill(home: str | None, operator: str, namespace: str, dry_run: bool, as_json: bool) -> None:
+    """Distill archived inbox lines into proposals for review (autodream, seed 000 §14).
+
+    Reads archive/*.md (never the live inbox), skips lines a withdrawal hides, lines an
+    earlier run distilled, and archive files that fail the archive check; proposes one record
+    per kept statement, sourced to its line (archive/YYYY-MM-DD.md#mem-…) with the line's
+    kind, subject, taint and day; a state line supersedes its subject's value only by the
+    exact subject. Nothing is applied: review with proposals, then accept, reject or revert.
+    ``--json`` prints {"operator", "proposals", "held", "skipped", "rejections", "withdrawn",
+    "problems", "stats", "branch", "log_seq"}. Exit status 3 when the Home cannot be read,
+    the operator cannot be made, or the LLM endpoint fails (nothing written).
+    """
+    from agent_memory.home import resolve_home
+    from agent_memory.memory import Memory
+
+    with Memory.open(resolve_home(home), source_kind="cli") as memory:
+        report = memory.distill(operator=operator, namespace=namespace, dry_run=dry_run)
+    if as_json:
+        echo_json({**report.to_json(), "dry_run": dry_run})
+        return
+    stats = report.to_json()["stats"]
+    click.echo(
+        f"{stats['lines']} archived lines: {stats['already_distilled']} distilled before, "
+        f"{stats['withdrawn']} withdrawn, {stats['eligible']} read by {report.operator}"
+    )
+    for pending in report.proposals:
+        click.echo(f"proposed   {pending.id}  {pending.action:<9} {' '.join(pending.anchors)}")
+        click.echo(f"{'':<11}{pending.reason}")
+    for anchor, record_id in report.held.items():
+        click.echo(f"held       {anchor}  already held as {record_id}")
+    for rejection in report.rejections:
+        click.echo(f"rejected   {' '.join(rejection.record_ids) or '-'}  {rejection.detail}")
+    for problem in report.selection.problems:
+        click.echo(f"not read   {problem}", err=True)
+    verb = "would file" if dry_run else "filed"
+    click.echo(
+        f"{len(report.proposals)} proposals {verb}, {len(report.held)} held, "
+        f"{len(report.skipped)} skipped, {len(report.rejections)} rejected"
+    )
+    if report.branch:
+        click.echo(f"committed on {report.branch}")

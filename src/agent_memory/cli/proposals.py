@@ -1,12 +1,15 @@
 """Reviewing maintenance proposals: ``proposals``, ``accept``, ``decline``, ``revert`` (issue 7 item 5).
 
-The proposals are the ones ``consolidate`` files under ``proposals/pending-consolidation/``;
-the flow is :mod:`agent_memory.jobs.review_flow` (DESIGN.md §9 "Maintenance branches").
+The proposals are the ones ``distill`` and ``consolidate`` file under
+``proposals/pending-consolidation/``; the flow is :mod:`agent_memory.jobs.review_flow`
+(DESIGN.md §9 "Maintenance branches").
 
-Naming: DESIGN.md §9 calls the verdicts ``accept``/``reject``, but ``reject`` is already the
-command that rejects a quarantined record (``approve``/``reject``), so declining a
-maintenance proposal is ``decline``. Exit status: 0 when every named proposal got its
-verdict, 1 when any was refused (its reason printed, nothing written for it), 3 on an error.
+Naming: DESIGN.md §9 calls the verdicts ``accept``/``reject``. ``reject ID`` dispatches by the
+id's shape: a proposal id (``cons-…``, ``dist-…``) is declined here (:func:`reject_proposal`),
+a record id (``mem:…``) is a quarantine verdict (``approve``/``reject``, cli/governance.py);
+``decline`` stays as the proposal-only spelling, which also takes several ids or ``--all``.
+Exit status: 0 when every named proposal got its verdict, 1 when any was refused (its reason
+printed, nothing written for it), 3 on an error.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ if TYPE_CHECKING:
     from agent_memory.jobs.review_flow import Outcome
     from agent_memory.memory import Memory
 
-__all__ = ["accept", "decline", "proposals", "revert"]
+__all__ = ["accept", "decline", "proposals", "reject_proposal", "revert"]
 
 
 def _open(home: str | None) -> Memory:
@@ -95,7 +98,9 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
         branch = None
         if to_branch and memory.home is not None:  # always set by Memory.open
             found = [p for p, _, _ in rows]
-            branch = commit_maintenance_branch(memory.home.root, memory.store, found, now=datetime.now(UTC))
+            branch = commit_maintenance_branch(
+                memory.home.root, memory.store, found, now=datetime.now(UTC), next_free=True
+            )
     if as_json:
         echo_json(
             {
@@ -181,7 +186,7 @@ def decline(
     reason: str,
     as_json: bool,
 ) -> None:
-    """Decline maintenance proposals (DESIGN.md §9's ``reject``; that name rejects quarantined records).
+    """Decline maintenance proposals (DESIGN.md §9's ``reject``, which takes one proposal id too).
 
     Writes no record: only a ``review`` event with verdict ``declined``. Needs the
     ``approve`` grant. Exit status 1 when any id was refused (unknown or already decided).
@@ -192,6 +197,22 @@ def decline(
     with _open(home) as memory:
         outcome = decline_(memory, proposal_ids, everything=everything, reason=reason)
     ctx.exit(_report(outcome, "declined", as_json))
+
+
+def reject_proposal(home: str | None, proposal_id: str, reason: str, as_json: bool) -> int:
+    """Decline one maintenance proposal for ``agent-memory reject PROPOSAL_ID`` (DESIGN.md §9 naming).
+
+    Returns:
+        The exit status: 0 when declined, 1 when refused (unknown or already decided).
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant; nothing written.
+    """
+    from agent_memory.jobs.review_flow import decline as decline_
+
+    with _open(home) as memory:
+        outcome = decline_(memory, [proposal_id], reason=reason)
+    return _report(outcome, "declined", as_json)
 
 
 @click.command()

@@ -31,11 +31,13 @@ from agent_memory.cli.common import home_option
 def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str, home: str | None) -> None:
     """Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).
 
-    Tools: remember, recall, status, supersede, resolve, review (stale marks only: an
-    agent has no approval authority), feedback, and the aliases nas_remember and
-    nas_recall. With --taint, writes are quarantined and supersede, resolve and
-    review are refused. Resources: MEMORY.md, conventions.md and index.md of the
-    Home. Needs the mcp extra: pip install 'agent-memory[mcp]'.
+    Tools: remember, recall, status, supersede, resolve, review (stale marks only),
+    consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
+    nas_remember and nas_recall. With --taint, writes are quarantined and supersede,
+    resolve, review, reinstate, redact and consolidate (except dry runs) are refused;
+    over HTTP a connection adds taint with the X-Agent-Memory-Taint header. Resources:
+    MEMORY.md, conventions.md and index.md of the Home. See docs/mcp.md. Needs the mcp
+    extra: pip install 'agent-memory[mcp]'.
     """
     from agent_memory.errors import AgentMemoryError
 

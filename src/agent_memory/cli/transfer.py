@@ -55,24 +55,40 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     "--from",
     "fmt",
     default="memory-file",
-    type=click.Choice(["memory-file", "locomo", "longmemeval", "git"]),
+    type=click.Choice(
+        ["memory-file", "locomo", "longmemeval", "git", "openclaw", "claude-code", "basic-memory", "markdown"]
+    ),
     show_default=True,
-    help="The input format: a MemoryFile, a LoCoMo or LongMemEval JSON file, or a git repository folder.",
+    help="The input format: a MemoryFile, a LoCoMo or LongMemEval JSON file, a git repository folder, "
+    "an OpenClaw workspace, Claude Code memory, a basic-memory folder or a folder of Markdown notes.",
 )
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
     default=None,
     metavar="N",
-    help="Import at most N sessions per conversation (datasets) or the N latest commits (git).",
+    help="Import at most N sessions per conversation (datasets), the N latest commits (git), "
+    "the N latest daily logs (openclaw) or N files (the other folder formats).",
 )
 @click.option(
     "--no-verify", is_flag=True, help="Skip signature checks (every record is then tainted external)."
 )
+@click.option(
+    "--trust",
+    is_flag=True,
+    help="Vouch for an openclaw, claude-code, basic-memory or markdown input: its records are not "
+    "tainted external (by default they are quarantined until approved).",
+)
 @home_option
 @json_option
 def import_(
-    paths: tuple[str, ...], fmt: str, limit: int | None, no_verify: bool, home: str | None, as_json: bool
+    paths: tuple[str, ...],
+    fmt: str,
+    limit: int | None,
+    no_verify: bool,
+    trust: bool,
+    home: str | None,
+    as_json: bool,
 ) -> None:
     """Import PATHS into the Home: MemoryFiles by default, or conversations or a git repository.
 
@@ -82,6 +98,13 @@ def import_(
     (source git:<sha>) and README / docs/*.md become notes sourced to file and line range.
     Every item goes through remember (secrets screening, dedup, log), so importing again
     adds nothing. A file that cannot be read is reported and the others still import.
+
+    With --from openclaw / claude-code / basic-memory / markdown PATH is a folder (or one
+    file) of another tool's Markdown memory: records cite FILE#L<first>-L<last>, and arrive
+    tainted external (quarantined until approved) unless --trust is given. Symbolic links
+    leading out of the folder, binary files and files over 1 MiB are skipped and reported;
+    a malformed file is reported (exit status 1) and the other files still import.
+    See docs/importers.md.
 
     Verifies each file first (it must be signed; every record naming a signer must verify);
     adds only records whose id is new and reports the others as skipped. Records not
@@ -95,8 +118,13 @@ def import_(
     from agent_memory.transfer import import_memory_file
 
     if fmt != "memory-file":
-        _import_items(paths, fmt, limit, home, as_json)
+        _import_items(paths, fmt, limit, home, as_json, trust=trust)
         return
+    if trust:
+        raise click.UsageError(
+            "--trust is for --from openclaw, claude-code, basic-memory or markdown; "
+            "a MemoryFile is trusted by its signer (memory.toml [trust])"
+        )
     opened = open_home(home)
     store, log = opened.store(), opened.log()
     trusted = {address_of(opened.identity()), *opened.settings.trusted_signers}
@@ -170,7 +198,7 @@ def import_(
 
 
 def _import_items(
-    paths: tuple[str, ...], fmt: str, limit: int | None, home: str | None, as_json: bool
+    paths: tuple[str, ...], fmt: str, limit: int | None, home: str | None, as_json: bool, *, trust: bool
 ) -> None:
     from agent_memory.home import resolve_home
     from agent_memory.importers import import_path
@@ -178,7 +206,7 @@ def _import_items(
 
     open_home(home)  # the usual error and hint when there is no Home
     with Memory.open(resolve_home(home), source_kind="import") as memory:
-        reports = [import_path(memory, fmt, path, limit=limit) for path in paths]
+        reports = [import_path(memory, fmt, path, limit=limit, trust=trust) for path in paths]
     for report in reports:
         if as_json:
             continue
@@ -188,9 +216,12 @@ def _import_items(
         click.echo(
             f"{report.path}: read {report.read}, added {len(report.added)}, "
             f"{report.present} already present, {len(report.errors)} refused"
+            + (f", {len(report.skipped)} files skipped" if report.skipped else "")
         )
         for problem in report.errors:
             click.echo(f"  refused {problem}", err=True)
+        for problem in report.skipped:
+            click.echo(f"  skipped {problem}", err=True)
     if as_json:
         echo_json([report.to_json() for report in reports])
     if any(report.error is not None or report.errors for report in reports):

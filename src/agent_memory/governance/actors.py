@@ -17,7 +17,11 @@ Invariants:
 - a grant is one of :data:`GRANTS`; an unknown grant word, a malformed actor name or an
   unknown key in the table is a :class:`~agent_memory.errors.ConfigError` naming the file and
   key (a typo never widens or narrows authority silently);
-- a refused decision raises :class:`AuthorityError` before anything is written.
+- a refused decision raises :class:`AuthorityError` before anything is written;
+- review marks change what is exposed (an approval lets a quarantined record into
+  ``MEMORY.md``; a ``stale`` mark or a rejection takes one out), so each needs a grant
+  (:data:`REVIEW_GRANTS`) and is refused to a tainted session whoever acts
+  (:func:`require_review`).
 
 This module imports only :mod:`agent_memory.errors`, so :mod:`agent_memory.settings` can use it.
 """
@@ -31,17 +35,36 @@ from typing import Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError
 
-__all__ = ["GRANTS", "Actors", "AuthorityError", "check_actor_name"]
+__all__ = [
+    "GRANTS",
+    "REVIEW_GRANTS",
+    "Actors",
+    "AuthorityError",
+    "TaintedDecisionError",
+    "check_actor_name",
+    "require_review",
+]
 
-GRANTS: tuple[str, ...] = ("approve", "erase", "promote", "withdraw")
+GRANTS: tuple[str, ...] = ("approve", "erase", "mark", "promote", "withdraw")
 """The decisions an actor may be granted.
 
-- ``approve``: approve or reject a quarantined record (a review event, DESIGN.md §9);
+- ``approve``: approve or reject a quarantined record (a review event, DESIGN.md §9); it
+  covers ``mark`` too;
+- ``mark``: mark a record ``stale`` or clear that mark (a review event: seed 000's
+  human-only Status, down-weighted in recall and kept out of ``MEMORY.md``);
 - ``erase``: authorise an erasure (seed 000 §12.3);
 - ``promote``: apply a promotion proposal to ``conventions.md`` (seed 000 §17);
 - ``withdraw``: withdraw a scope or reinstate it (seed 000 §12.2: ``decided_by`` must be an
   actor authorised for the scope).
 """
+
+REVIEW_GRANTS: Mapping[str, tuple[str, ...]] = {
+    "approve": ("approve",),
+    "reject": ("approve",),
+    "stale": ("mark", "approve"),
+    "clear": ("mark", "approve"),
+}
+"""The grants that allow each review verdict (any one of them suffices)."""
 
 # The log's actor shape (agent_memory.log.base), without control characters (TOML keys).
 _ACTOR_NAME = re.compile(r"\A[^\s\x00-\x1f\x7f]{1,200}\Z")
@@ -65,6 +88,67 @@ class AuthorityError(AgentMemoryError):
             field="actor",
             hint=f'the owner decides, or grants it in memory.toml: [actors.grants] "{actor}" = ["{grant}"]',
         )
+
+
+class TaintedDecisionError(AuthorityError):
+    """A tainted session attempted a decision that changes what is exposed (seed 003 trust).
+
+    A session that read outside content (``taint``) may be steered by it, so its review marks
+    are refused whatever its grants: a person decides from an untainted session.
+
+    Attributes:
+        actor: Who attempted it.
+        grant: The grant the decision needs.
+        taint: The session's taint labels.
+    """
+
+    def __init__(
+        self,
+        actor: str,
+        grant: str,
+        taint: tuple[str, ...],
+        *,
+        record_id: str | None = None,
+        action: str = "",
+    ) -> None:
+        self.actor = actor
+        self.grant = grant
+        self.taint = taint
+        AgentMemoryError.__init__(
+            self,
+            f"{actor} may not {action or grant} from a tainted session ({', '.join(taint)}): "
+            "it changes what is exposed, and outside content may be steering this session",
+            record_id=record_id,
+            field="taint",
+            hint="decide it from a session that has read no outside content (no --taint)",
+        )
+
+
+def require_review(
+    actors: Actors, actor: str, verdict: str, *, record_id: str | None = None, taint: tuple[str, ...] = ()
+) -> None:
+    """Return if ``actor`` may log the review ``verdict``; raise otherwise (DESIGN.md §9).
+
+    Args:
+        actors: Who holds which grants.
+        actor: Who attempts the review.
+        verdict: ``approve``, ``reject``, ``stale`` or ``clear`` (others are not review marks
+            and are left to the caller's own check).
+        record_id: The record concerned, named in the error.
+        taint: The session's taint labels; any label refuses the mark.
+
+    Raises:
+        TaintedDecisionError: The session is tainted.
+        AuthorityError: ``actor`` holds none of the verdict's :data:`REVIEW_GRANTS`.
+    """
+    grants = REVIEW_GRANTS.get(verdict)
+    if grants is None:
+        return
+    action = f"{verdict} {record_id}" if verdict in ("approve", "reject") else f"mark {record_id} {verdict}"
+    if taint:
+        raise TaintedDecisionError(actor, grants[0], tuple(taint), record_id=record_id, action=action)
+    if not any(actors.may(actor, grant) for grant in grants):
+        raise AuthorityError(actor, grants[0], record_id=record_id, action=action)
 
 
 def check_actor_name(name: object, *, field: str = "actor", path: str | None = None) -> str:
@@ -171,8 +255,9 @@ class Actors:
             f'owner = "{_escape(self.owner)}"',
             "",
             "[actors.grants]",
-            "# What other actors may decide: approve (quarantined records), erase, promote,",
-            "# withdraw (withdraw and reinstate). MCP sessions act as agent:<name> with no grant",
+            "# What other actors may decide: approve (quarantined records; stale marks too),",
+            "# mark (stale marks only), erase, promote, withdraw (withdraw and reinstate).",
+            "# MCP sessions act as agent:<name> with no grant",
             '# unless listed here, e.g. "agent:claude" = ["approve"]',
         ]
         for actor, words in self.grants.items():

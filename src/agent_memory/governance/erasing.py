@@ -1,6 +1,8 @@
 """``Memory.erase``: authorized erasure across every holder, with a receipt (seed 000 §12.3).
 
-A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.porcelain`). One call:
+A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.porcelain`). One call, under the
+Memory's writer lock from the first check to the logged receipt (so its ``memerase-`` id,
+named in every redaction marker, is the one the receipt gets):
 
 1. checks the actor's ``erase`` grant, the ids, a non-empty reason and authority — a
    refusal writes nothing;
@@ -10,43 +12,42 @@ A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.porcelain`). One cal
    as ``partially-completed`` (``dependent-not-erased``): erasing a record the user did not
    name is never automatic, and listing it is the honest alternative (DESIGN.md §9);
 3. replaces every stored version by the tombstone (the store's ``erase``; SQLite stores use
-   ``secure_delete``, a WAL checkpoint and ``VACUUM``), removes pending records in the scope
-   or quoting it, purges every index (:meth:`IndexCatalog.erased`) and the salience
-   sidecar, rewrites MemoryFile exports kept in the Home, re-renders the views;
-4. scans the Home (every file, and git objects decompressed) for the erased bodies and
-   marks each holder ``completed`` only where none remains;
-5. appends the ``erasure-tombstone-v1`` receipt (content-free) to the log and returns it.
+   ``secure_delete``, a WAL checkpoint and ``VACUUM``; PostgreSQL ``VACUUM FULL``), removes
+   pending records in the scope or quoting it, purges every index (:meth:`IndexCatalog.erased`:
+   FTS ``optimize``, ``VACUUM``, WAL truncation) and the salience sidecar;
+4. in a Home, sanitizes every file holder and scans the Home and its git objects
+   (:func:`~.sweep.sweep_home`): archive segments get new identities with lineage, the inbox,
+   proposals, views and exports lose the text, git history is rewritten only when
+   ``rewrite_git`` asks; a holder is ``completed`` only where the scan finds no erased text;
+5. appends the ``erasure-tombstone-v1`` receipt (content-free; its ``archive_lineage`` is
+   what the archive ledger follows) to the log and returns it.
 
-Archive segments (``archive/*.md``) are append-only and digest-checked by the archive
-ledger; sanitized segments with recorded lineage are not built yet, so an archive file that
-quotes the erased text is reported ``partially-completed`` (``archive-sanitization-not-built``).
-Git history is never rewritten: it is ``partially-completed`` when its objects still hold
-the text.
+Outside a Home (an in-memory or SQLite-backed Memory) the store is the only file holder: a
+SQLite store's database, ``-wal`` and ``-shm`` files are scanned; a PostgreSQL store reports
+what the server may still keep (``postgres-residue``).
+
+Known limit: an erasure interrupted after step 3 leaves tombstones without a receipt; the
+ids are then "already erased", and the sweep of the Home can be finished only by hand.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
-from agent_memory.governance.erasure import (
-    ErasureReceipt,
-    HolderResult,
-    git_objects_holding,
-    home_files_holding,
-    needles_of,
-    next_erasure_id,
-    sanitize_memory_file,
-)
+from agent_memory.governance.erasure import ErasureReceipt, HolderResult, needles_of, next_erasure_id
+from agent_memory.governance.sanitizing import MIN_TEXT_BYTES, covered_anchors
 from agent_memory.wire import format_timestamp
 
 if TYPE_CHECKING:
     import threading
 
     from agent_memory.governance.actors import Actors
+    from agent_memory.governance.sweep import Sweep
     from agent_memory.home import Home
     from agent_memory.log.base import OperationLog
     from agent_memory.memory import PendingRecords
@@ -56,31 +57,6 @@ if TYPE_CHECKING:
     from agent_memory.stores.base import RecordStore
 
 __all__ = ["ErasureMethods"]
-
-# Holders whose residue is decided by their own limitation, not "content-remains".
-_KNOWN_LIMITS = {
-    "archive": "archive-sanitization-not-built",
-    "conventions.md": "human-owned-file",
-    "inbox.md": "human-owned-file",
-    "MEMORY.md": "views-not-rendered",
-    "index.md": "views-not-rendered",
-    "topics/": "views-not-rendered",
-}
-_OWNS = {
-    "store": ("notes/",),
-    "indexes": (".cache/",),
-    "salience": (".cache/salience.json",),
-    "pending": ("proposals/pending/",),
-    "views": ("MEMORY.md", "index.md", "topics/"),
-}
-_MANAGED = (
-    "notes/",
-    "log/",
-    ".cache/",
-    ".cache/salience.json",
-    "proposals/pending/",
-    "proposals/promotions/",
-)
 
 
 class ErasureMethods:
@@ -113,6 +89,7 @@ class ErasureMethods:
         reason: str,
         authority: str,
         cascade: Iterable[str] = (),
+        rewrite_git: bool = False,
         now: datetime | None = None,
     ) -> ErasureReceipt:
         """Erase records irreversibly from every holder and return the receipt (seed 000 §12.3).
@@ -124,6 +101,10 @@ class ErasureMethods:
             authority: Who or what authorized it (``authority_ref``: a person, ticket, request).
             cascade: Dependents (records quoting or pointing at the scope) to erase as well;
                 each must be a dependent of ``record_ids``.
+            rewrite_git: Also rewrite the Home's git history (every branch, tag and the
+                stash; commit ids change, reflogs are expired, old objects pruned). Clones
+                and remotes keep their copies (the receipt says so). Without it git history
+                is reported ``partially-completed`` while its objects hold the text.
             now: The clock (``decided_at``; the tombstones' ``updated_at``).
 
         Returns:
@@ -135,8 +116,9 @@ class ErasureMethods:
                 a dependent.
             RecordNotFound: An unknown id.
             LifecycleError: A record is already erased.
-            StoreError: A store or sidecar could not be rewritten (the receipt is not logged;
-                run the erasure again on what remains).
+            StoreError: A store, sidecar or file could not be rewritten (the receipt is not
+                logged).
+            ConfigError: A git command failed during the history rewrite.
         """
         stamp = self._clock(now)
         self.actors.require(self.actor, "erase", action="erase records")
@@ -146,8 +128,6 @@ class ErasureMethods:
         for name, value in (("reason", reason), ("authority", authority)):
             if not isinstance(value, str) or not value.strip():
                 raise RecordError(f"an erasure needs a non-empty {name}", field=name)
-        holders: list[HolderResult] = []
-        sanitized: list[str] = []
         with self._writing():
             histories = {record_id: self.store.history(record_id) for record_id in scope}
             for record_id, history in histories.items():
@@ -170,6 +150,8 @@ class ErasureMethods:
             erase_one = getattr(self.store, "erase", None)
             if not callable(erase_one):
                 raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+            taken = [str(e.details.get("erasure_id", "")) for e in self.log.entries() if e.action == "erase"]
+            erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
             self._drop_pending(set(scope), needles)
             tombstones: dict[str, MemoryRecord] = {
                 rid: erase_one(rid, reason.strip(), now=stamp) for rid in scope
@@ -177,25 +159,20 @@ class ErasureMethods:
             self.catalog.erased(scope)
             self.salience.forget(scope)
             self._seen_seq = -1  # the dedup maps are rebuilt from the store on the next write
-            holders.append(
-                HolderResult(f"store:{type(self.store).__name__}", "completed", "tombstone-keeps-id")
-            )
-            holders.append(HolderResult("indexes", "completed"))
-            holders.append(HolderResult("salience", "completed"))
-            holders.append(HolderResult("pending", "completed"))
-            for dependent in sorted(set(dependents) - set(scope)):
-                holders.append(
-                    HolderResult(f"record:{dependent}", "partially-completed", "dependent-not-erased")
-                )
-            if self.home is not None:
-                sanitized = self._sanitize_exports(self.home, tombstones, needles)
-        if self.home is not None:
-            holders.append(self._render_views(self.home))
-            holders.extend(self._scan_home(self.home, needles, holders))
-        with self._writing():
-            taken = [str(e.details.get("erasure_id", "")) for e in self.log.entries() if e.action == "erase"]
+            kept = {rid: record for rid, record in dependents.items() if rid not in histories}
+            holders = [self._store_holder(needles)]
+            holders += [
+                HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
+                for rid in sorted(kept)
+            ]
+            sweep = self._sweep(histories, tombstones, needles, erasure_id, kept, rewrite_git)
+            if sweep is None:
+                holders += [HolderResult(name, "completed") for name in ("indexes", "salience", "pending")]
+            else:
+                holders += self._source_dependents(sweep, set(histories) | set(kept))
+                holders += sweep.holders
             receipt = ErasureReceipt(
-                erasure_id=next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat()),
+                erasure_id=erasure_id,
                 scope_refs=tuple(scope),
                 authority_ref=authority.strip(),
                 decided_by=self.actor,
@@ -203,7 +180,9 @@ class ErasureMethods:
                 decided_at=format_timestamp(stamp),
                 executed_at=format_timestamp(max(stamp, self._clock(None))),
                 holders=tuple(holders),
-                sanitized_replacement_refs=tuple(sanitized),
+                sanitized_replacement_refs=tuple(sweep.sanitized if sweep else ()),
+                removed_refs=tuple(sweep.removed if sweep else ()),
+                archive_lineage=tuple(sweep.lineage if sweep else ()),
             )
             self.log.append("erase", actor=self.actor, record_ids=scope, details=receipt.to_wire(), now=stamp)
             return receipt
@@ -222,66 +201,63 @@ class ErasureMethods:
         return found
 
     def _drop_pending(self, scope: set[str], needles: tuple[bytes, ...]) -> None:
+        texts = [n for n in needles if len(n) >= MIN_TEXT_BYTES]
         for record in self.pending.list():
-            if record.id not in scope and not any(n in record.body.encode("utf-8") for n in needles):
+            if record.id not in scope and not any(n in record.body.encode("utf-8") for n in texts):
                 continue
             if self.home is not None:
                 (self.home.root / "proposals" / "pending" / f"{record.id[4:]}.md").unlink(missing_ok=True)
             else:
                 getattr(self.pending, "_records", {}).pop(record.id, None)
 
-    def _sanitize_exports(
-        self, home: Home, tombstones: dict[str, MemoryRecord], needles: tuple[bytes, ...]
-    ) -> list[str]:
-        root = home.root
-        rewritten = []
-        for holder, paths in home_files_holding(root, needles).items():
-            if holder in _MANAGED or holder.startswith("archive/") or holder in _KNOWN_LIMITS:
-                continue
-            for relative in paths:
-                if sanitize_memory_file(root / relative, tombstones, needles, self.identity):
-                    rewritten.append(relative)
-        return rewritten
+    def _store_holder(self, needles: tuple[bytes, ...]) -> HolderResult:
+        """The store's own holder: a SQLite file is scanned; PostgreSQL states its residue."""
+        ref = f"store:{type(self.store).__name__}"
+        if getattr(self.store, "erasure_limitations", ()):
+            return HolderResult(ref, "partially-completed", "postgres-residue")
+        path = getattr(self.store, "path", None)
+        if isinstance(path, str) and path != ":memory:":
+            for name in (path, f"{path}-wal", f"{path}-shm"):
+                if os.path.isfile(name):
+                    with open(name, "rb") as handle:
+                        data = handle.read()
+                    if any(needle in data for needle in needles):
+                        return HolderResult(ref, "partially-completed", "content-remains")
+        return HolderResult(ref, "completed", "tombstone-keeps-id")
 
-    def _render_views(self, home: Home) -> HolderResult:
-        try:
-            from agent_memory.jobs.views import render
-        except ImportError:  # no renderer in this build
-            return HolderResult("views", "unevaluated", "views-not-rendered")
-        try:
-            render(home)
-        except StoreError:
-            return HolderResult("views", "partially-completed", "views-not-rendered")
-        return HolderResult("views", "completed")
+    def _sweep(
+        self,
+        histories: dict[str, list[MemoryRecord]],
+        tombstones: dict[str, MemoryRecord],
+        needles: tuple[bytes, ...],
+        erasure_id: str,
+        kept: dict[str, MemoryRecord],
+        rewrite_git: bool,
+    ) -> Sweep | None:
+        if self.home is None:
+            return None
+        from agent_memory.governance.sweep import sweep_home
 
-    def _scan_home(
-        self, home: Home, needles: tuple[bytes, ...], done: list[HolderResult]
-    ) -> list[HolderResult]:
-        root = home.root
-        remaining = home_files_holding(root, needles)
-        results = []
-        for holder in sorted(remaining):
-            if holder.startswith("archive/"):
-                limitation = _KNOWN_LIMITS["archive"]
-            else:
-                limitation = _KNOWN_LIMITS.get(
-                    holder, "content-remains" if holder in _MANAGED else "unmanaged-file"
-                )
-            results.append(HolderResult(holder, "partially-completed", limitation))
-        for holder in ("notes/", "log/", ".cache/", "archive/", "exports"):
-            if holder not in remaining and not any(h.startswith(holder) for h in remaining):
-                results.append(HolderResult(holder, "completed"))
-        git = git_objects_holding(root, needles)
-        if git is not None:
-            if git:
-                results.append(
-                    HolderResult("git-history", "partially-completed", "git-history-not-rewritten")
-                )
-            else:
-                results.append(HolderResult("git-history", "completed"))
-        # A holder marked completed above that the scan still finds is downgraded.
-        for index, holder_result in enumerate(done):
-            owned = _OWNS.get(holder_result.holder_ref.split(":")[0], ())
-            if holder_result.result == "completed" and any(h in remaining for h in owned):
-                done[index] = HolderResult(holder_result.holder_ref, "partially-completed", "content-remains")
-        return results
+        return sweep_home(
+            self.home,
+            self.log,
+            tombstones=tombstones,
+            anchors=covered_anchors(histories.values()),
+            needles=needles,
+            erasure_id=erasure_id,
+            keys=self.identity,
+            rewrite_git=rewrite_git,
+            quoted_by_kept=any(n in r.body.encode("utf-8") for r in kept.values() for n in needles),
+        )
+
+    def _source_dependents(self, sweep: Sweep, listed: set[str]) -> list[HolderResult]:
+        """Records kept whose source line in the archive was redacted: their audit trail is lost."""
+        redacted = {f"{lineage.file}#{item}" for lineage in sweep.lineage for item in lineage.items}
+        if not redacted:
+            return []
+        found = []
+        for record in self.store.list():
+            refs = {record.provenance.ref, *(record.sources or ()), *record.evidence}
+            if record.id not in listed and not record.redacted and refs & redacted:
+                found.append(HolderResult(f"record:{record.id}", "completed", "source-anchor-erased"))
+        return found

@@ -3,9 +3,9 @@
 An erasure replaces every stored version of the covered records by the tombstone and then
 walks every *holder* that may still keep the erased text. This module holds what does not
 need a :class:`~agent_memory.memory.Memory`: the ``erasure-tombstone-v1`` receipt, its
-``memerase-YYYY-MM-DD-NNN`` ids, the scan that finds where given texts still are in a Home
-(plain files, and git objects read decompressed through ``git cat-file --batch-all-objects
---batch``), and the sanitizing of MemoryFile exports kept in the Home.
+``memerase-YYYY-MM-DD-NNN`` ids, the scan that finds where given texts still are in a Home's
+files (git objects: :mod:`.git_erasure`), the mapping of a file to its holder, and the
+rewriting of MemoryFile exports.
 
 Invariants:
 
@@ -20,14 +20,15 @@ Invariants:
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import RecordError
+
+if TYPE_CHECKING:
+    from agent_memory.governance.sanitizing import FileLineage
 
 __all__ = [
     "ERASURE_ID_PATTERN",
@@ -35,11 +36,11 @@ __all__ = [
     "RESULTS",
     "ErasureReceipt",
     "HolderResult",
-    "git_objects_holding",
     "holder_of",
     "home_files_holding",
     "needles_of",
     "next_erasure_id",
+    "sanitize_memory_file",
 ]
 
 RECORD_TYPE = "erasure-tombstone-v1"
@@ -49,12 +50,18 @@ RESULTS: tuple[str, ...] = ("completed", "partially-completed", "unevaluated")
 
 LIMITATIONS: Mapping[str, str] = {
     "tombstone-keeps-id": "the tombstone keeps the id, birth_digest and links (seed 001 redaction)",
-    "git-history-not-rewritten": "git objects keep earlier versions; a history rewrite is not built",
-    "archive-sanitization-not-built": "archive segments are append-only; sanitized segments are not built",
+    "git-history-not-rewritten": "git objects keep earlier versions; erase with rewrite_git to rewrite them",
+    "git-copies-elsewhere": "clones, remotes and pushed copies of the git history are not reached",
     "dependent-not-erased": "a record quotes or points at the erased scope; pass it to erase it too",
-    "human-owned-file": "a human-owned file (conventions.md, inbox.md) quotes it; revise it by hand",
+    "source-anchor-erased": "a retained record's source line was redacted: its source audit is lost",
+    "human-owned-file": "a human-owned file (conventions.md) quotes it; revise it by hand",
     "unmanaged-file": "a file agent-memory does not manage quotes it; delete or revise it by hand",
     "views-not-rendered": "the views could not be re-rendered (edited by hand or no renderer)",
+    "short-text-kept": "the erased text is too short to cut out of other text safely; revise by hand",
+    "postgres-residue": "PostgreSQL may keep old row versions in its WAL, backups, replicas or freed blocks",
+    "export-path-unknown": "an export was logged with a relative path; its file cannot be located",
+    "export-missing": "a logged export file is gone; copies made of it are not known",
+    "export-not-memory-file": "a logged export is not a MemoryFile, so it cannot be rewritten",
     "content-remains": "the final scan still finds erased text in this holder",
 }
 """Fixed limitation words (``limitation_ref``) and what each means; never content."""
@@ -100,7 +107,11 @@ class ErasureReceipt:
         decided_at: When the erasure was requested (RFC 3339 UTC text).
         executed_at: When the last holder was processed (RFC 3339 UTC text).
         holders: Every known holder with its result.
-        sanitized_replacement_refs: Files rewritten without the erased content.
+        sanitized_replacement_refs: Files rewritten without the erased content (relative to the
+            Home, or absolute for exports outside it).
+        removed_refs: Files deleted because they could not be rewritten without it (proposals).
+        archive_lineage: Each archive file rewritten, with its old and new segment identities
+            (:class:`~agent_memory.governance.sanitizing.FileLineage`; the ledger follows it).
     """
 
     erasure_id: str
@@ -112,6 +123,8 @@ class ErasureReceipt:
     executed_at: str
     holders: tuple[HolderResult, ...] = ()
     sanitized_replacement_refs: tuple[str, ...] = field(default=())
+    removed_refs: tuple[str, ...] = field(default=())
+    archive_lineage: tuple[FileLineage, ...] = field(default=())
 
     @property
     def complete(self) -> bool:
@@ -131,6 +144,8 @@ class ErasureReceipt:
             "executed_at": self.executed_at,
             "holders": [holder.to_wire() for holder in self.holders],
             "sanitized_replacement_refs": list(self.sanitized_replacement_refs),
+            "removed_refs": list(self.removed_refs),
+            "archive_lineage": [lineage.to_json() for lineage in self.archive_lineage],
         }
 
 
@@ -165,17 +180,22 @@ def needles_of(bodies: Iterable[str]) -> tuple[bytes, ...]:
 def holder_of(relative: str) -> str:
     """Return the holder ref that owns a Home file (path relative to the Home, ``/`` separators).
 
-    ``notes/…`` → ``notes/``; ``.cache/salience.json`` → ``.cache/salience.json``; other
-    ``.cache/…`` → ``.cache/``; ``log/…`` → ``log/``; ``archive/X.md`` and top-level files
-    stay themselves; ``topics/…`` → ``topics/``; ``proposals/pending/…`` →
-    ``proposals/pending/``; ``proposals/promotions/…`` → ``proposals/promotions/``; any other
-    nested file → its first folder.
+    ``notes/…`` → ``notes/``; ``.cache/salience.json`` → ``salience``; other ``.cache/…`` →
+    ``indexes``; ``log/…`` → ``log/``; ``archive/X.md`` → ``archive/``; ``MEMORY.md``,
+    ``index.md`` and ``topics/…`` → ``views``; ``proposals/pending/…`` → ``pending``; other
+    ``proposals/…`` → ``proposals/``; other top-level files stay themselves (``inbox.md``,
+    ``conventions.md``); any other nested file → its first folder.
     """
     parts = relative.split("/")
-    if relative == ".cache/salience.json" or len(parts) == 1 or parts[0] == "archive":
+    fixed = {".cache/salience.json": "salience", "MEMORY.md": "views", "index.md": "views"}
+    if relative in fixed:
+        return fixed[relative]
+    if len(parts) == 1:
         return relative
-    if parts[0] == "proposals" and len(parts) > 2:
-        return f"proposals/{parts[1]}/"
+    if parts[0] in ("topics", ".cache"):
+        return "views" if parts[0] == "topics" else "indexes"
+    if parts[0] == "proposals" and parts[1] == "pending" and len(parts) > 2:
+        return "pending"
     return f"{parts[0]}/"
 
 
@@ -195,33 +215,6 @@ def home_files_holding(root: Path, needles: Sequence[bytes]) -> dict[str, list[s
         if any(needle in data for needle in needles):
             found.setdefault(holder_of(relative), []).append(relative)
     return found
-
-
-def git_objects_holding(root: Path, needles: Sequence[bytes]) -> int | None:
-    """Return how many git objects of the Home hold a needle, read decompressed; ``None`` without git.
-
-    Uses ``git cat-file --batch-all-objects --batch`` (loose and packed objects alike), so
-    compressed storage never hides a match (DESIGN.md §9).
-    """
-    git = shutil.which("git")
-    if git is None or not (root / ".git").exists() or not needles:
-        return None
-    out = subprocess.run(  # noqa: S603 - a fixed git command, no user input
-        [git, "cat-file", "--batch-all-objects", "--batch"],
-        cwd=root,
-        capture_output=True,
-        check=True,
-    ).stdout
-    count, offset = 0, 0
-    while offset < len(out):
-        end = out.index(b"\n", offset)
-        header = out[offset:end].split()
-        size = int(header[2])
-        body = out[end + 1 : end + 1 + size]
-        offset = end + 1 + size + 1
-        if any(needle in body for needle in needles):
-            count += 1
-    return count
 
 
 def sanitize_memory_file(path: Path, erased: Mapping[str, Any], needles: Sequence[bytes], keys: Any) -> bool:

@@ -37,7 +37,7 @@ from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.records import RECORD_ID_PATTERN, MemoryRecord
 from agent_memory.stores.base import RecordStore
 
-__all__ = ["CONTROL_ACTIONS", "Exposure", "Gate", "GateView", "parents_of"]
+__all__ = ["CONTROL_ACTIONS", "Exposure", "Gate", "GateView", "log_controls", "parents_of"]
 
 CONTROL_ACTIONS = ("withdraw", "reinstate")
 VersionLookup = Callable[[str], MemoryRecord | None]
@@ -277,6 +277,15 @@ class Gate:
                 self._state = resolve([control for _, control in self._entries])
             # A new record may be a missing ancestor of an older one: judge afresh.
             self._view = None
+
+
+def log_controls(log: OperationLog) -> list[tuple[LogEntry, WithdrawalControl]]:
+    """Return every withdrawal control of ``log`` with the event that holds it, in log order.
+
+    Raises:
+        LogError: The log cannot be read, or a control event is malformed (naming its seq).
+    """
+    return [(entry, _control_of(entry)) for entry in log.entries() if entry.action in CONTROL_ACTIONS]
 
 
 def _control_of(entry: LogEntry) -> WithdrawalControl:

@@ -18,6 +18,11 @@ exposure"; §21 item 20: keep the controls with retained content "or fail closed
   id it arrived with) is skipped; a control whose id is taken here by another is renumbered
   (next free ``NNN`` of its day) and the ``supersedes`` of later imported controls follow.
   The log event of an imported control names its origin (file agent, original id).
+- Migration (:func:`plan_carry`, :func:`apply_carry`) carries every control of the source's
+  log, in log order with its ``supersedes`` chain, into the target's log *before* any record
+  is copied, by the same rules, the source standing in for the file's signer; a target
+  without a log (a plain ``notes:`` or ``json:`` folder) cannot keep them, so a source with a
+  withdrawal in force is refused there before anything is opened or written.
 """
 
 from __future__ import annotations
@@ -28,12 +33,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_memory.errors import RecordError
-from agent_memory.governance.controls import WithdrawalControl, next_withdrawal_id
+from agent_memory.errors import RecordError, StoreError
+from agent_memory.governance.controls import WithdrawalControl, next_withdrawal_id, resolve
 from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.memory_file import MemoryFile
 
-__all__ = ["EXTRA_KEY", "ControlImport", "append_control", "plan_control_import", "read_file_controls"]
+__all__ = [
+    "EXTRA_KEY",
+    "ControlImport",
+    "append_control",
+    "apply_carry",
+    "plan_carry",
+    "plan_control_import",
+    "read_file_controls",
+]
 
 EXTRA_KEY = "withdrawal_controls"
 
@@ -223,3 +236,53 @@ def _reinstatement_refused(
     if not verified or agent != file_agent:
         return f"it would lift {supersedes}, a withdrawal imported from another signer or unverified"
     return ""
+
+
+def plan_carry(
+    source_log: OperationLog | None, target_log: OperationLog | None, *, origin: str, target: str = ""
+) -> ControlImport:
+    """Plan carrying every control of ``source_log`` into ``target_log`` (seed 000 §12.2, §21 item 20).
+
+    Args:
+        source_log: The log of the store records are copied from (``None``: it has none).
+        target_log: The log of the store they are copied to (``None``: it cannot keep controls).
+        origin: Names the source in each carried control's ``origin`` (no password).
+        target: The target as shown to people, for the refusal message.
+
+    Returns:
+        The plan (:class:`ControlImport`); empty when the source has no control, or none in
+        force while the target has no log (then nothing it would carry changes exposure).
+
+    Raises:
+        StoreError: A withdrawal is in force in the source and the target has no log (fail
+            closed: nothing is written).
+        LogError: A control event of either log is malformed.
+        RecordError: A source reinstatement names a withdrawal the source does not hold.
+    """
+    from agent_memory.governance.gate import log_controls
+
+    incoming = [control for _, control in log_controls(source_log)] if source_log is not None else []
+    if not incoming:
+        return ControlImport()
+    if target_log is None:
+        in_force = resolve(incoming).in_force()
+        if in_force:
+            ids = ", ".join(control.withdrawal_id for control in in_force)
+            raise StoreError(
+                f"the source has withdrawals in force ({ids}) and {target or 'the target'} has no "
+                "operation log to keep them, so nothing was copied (fail closed: withdrawn records "
+                "must not be exposed there)",
+                hint="migrate into a Home, sqlite: or postgresql: (they keep controls), or reinstate first",
+            )
+        return ControlImport()
+    return plan_control_import(log_controls(target_log), incoming, file_agent=origin, verified=True)
+
+
+def apply_carry(plan: ControlImport, target_log: OperationLog, *, actor: str, now: datetime | None) -> None:
+    """Append the planned controls to ``target_log`` in order (origin recorded on each event).
+
+    Raises:
+        LogError: The log refuses an event; those before it stay appended.
+    """
+    for control, origin in plan.to_append:
+        append_control(target_log, control, actor=actor, origin=origin, now=now)

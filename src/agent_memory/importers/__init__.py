@@ -1,15 +1,20 @@
-"""Importers: turn real input (conversation datasets, a git repository) into records (issue 9 item 2).
+"""Importers: turn real input (datasets, a git repository, other tools' memory) into records.
 
-One module per format reads its input into :class:`Item` values; :func:`import_path` writes
-them through :meth:`Memory.remember`, so secrets screening, exact dedup and the operation
-log apply to every item exactly as to a hand-written memory.
+Issue 9 item 2. One module per format reads its input into :class:`Item` values;
+:func:`import_path` writes them through :meth:`Memory.remember`, so secrets screening, exact
+dedup and the operation log apply to every item exactly as to a hand-written memory. Folder
+formats also yield a :class:`Problem` for each file they could not or would not read
+(``files.py`` reads them).
 
 Invariants: every item carries a source anchor back to the original file and its line range
 or position (``locomo.json#conv-26/D1:3``, ``README.md#L10-L24``, ``git:<sha>``); importing
 the same input twice adds no record (content addresses plus exact dedup); one bad file or
 item is reported with its path and never stops the others. Dataset fields that give answers
 away (LongMemEval's session ids, ``has_answer``, questions, answers; LoCoMo's QA, evidence and
-generated summaries) are never read into an item.
+generated summaries) are never read into an item. Records from another tool's memory
+(:data:`EXTERNAL_FORMATS`) are outside content: they arrive tainted ``external`` — quarantined,
+recallable but never autoloaded until approved (DESIGN.md §9) — unless the caller vouches for
+the input with ``trust=True``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,17 @@ from agent_memory.errors import AgentMemoryError, RecordError
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
 
-__all__ = ["FORMATS", "ImportReport", "Item", "Reader", "import_path", "read_items"]
+__all__ = [
+    "EXTERNAL_FORMATS",
+    "FORMATS",
+    "ImportReport",
+    "Item",
+    "Problem",
+    "Reader",
+    "import_path",
+    "read_all",
+    "read_items",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +61,28 @@ class Item:
     tags: tuple[str, ...] = ()
 
 
-Reader = Callable[..., Iterator[Item]]
-"""``reader(path, zone=..., limit=...)``: yields a file's items; raises RecordError naming the path."""
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file of a folder that was not imported; the folder's other files still are.
+
+    Attributes:
+        path: The file, as its source anchors would name it.
+        reason: Why, as a sentence fragment (``"not UTF-8 text (byte 12 cannot be decoded)"``).
+        skipped: True when left out on purpose (binary, over the size limit, a symbolic link
+            leading outside the folder); False for an error (unreadable, malformed).
+    """
+
+    path: str
+    reason: str
+    skipped: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+Reader = Callable[..., Iterator[Item | Problem]]
+"""``reader(path, zone=..., limit=...)``: yields items (and, for folders, problems per file);
+raises RecordError naming the path when the input as a whole cannot be read."""
 
 
 @dataclass(slots=True)
@@ -60,8 +95,10 @@ class ImportReport:
         read: Items the reader produced.
         added: Ids of records newly written.
         present: Items already held (exact dedup: importing again adds nothing).
-        errors: ``"<source>: <message>"`` for each item that could not be written.
-        error: The message when the whole file could not be read (nothing was written).
+        errors: ``"<source>: <message>"`` for each item that could not be written, and
+            ``"<file>: <reason>"`` for each file of a folder that could not be read.
+        skipped: ``"<file>: <reason>"`` for each file of a folder left out on purpose.
+        error: The message when the whole input could not be read (nothing was written).
         held: ``{source anchor: record id}`` for every item now held (added or already present).
     """
 
@@ -71,6 +108,7 @@ class ImportReport:
     added: list[str] = field(default_factory=list)
     present: int = 0
     errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     error: str | None = None
     held: dict[str, str] = field(default_factory=dict)
 
@@ -83,6 +121,7 @@ class ImportReport:
             "added": self.added,
             "already_present": self.present,
             "errors": self.errors,
+            "skipped": self.skipped,
         }
         if self.error is not None:
             data["error"] = self.error
@@ -90,33 +129,80 @@ class ImportReport:
 
 
 def _formats() -> dict[str, Reader]:
+    from agent_memory.importers.basic_memory import read_basic_memory
+    from agent_memory.importers.claude_code import read_claude_code
     from agent_memory.importers.git import read_git
     from agent_memory.importers.locomo import read_locomo
     from agent_memory.importers.longmemeval import read_longmemeval
+    from agent_memory.importers.markdown import read_markdown
+    from agent_memory.importers.openclaw import read_openclaw
 
-    return {"locomo": read_locomo, "longmemeval": read_longmemeval, "git": read_git}
+    return {
+        "locomo": read_locomo,
+        "longmemeval": read_longmemeval,
+        "git": read_git,
+        "openclaw": read_openclaw,
+        "claude-code": read_claude_code,
+        "basic-memory": read_basic_memory,
+        "markdown": read_markdown,
+    }
 
 
-FORMATS: tuple[str, ...] = ("locomo", "longmemeval", "git")
+FORMATS: tuple[str, ...] = (
+    "locomo",
+    "longmemeval",
+    "git",
+    "openclaw",
+    "claude-code",
+    "basic-memory",
+    "markdown",
+)
 """Formats :func:`import_path` reads (``memory-file`` is handled by :mod:`agent_memory.transfer`)."""
 
+EXTERNAL_FORMATS = frozenset({"openclaw", "claude-code", "basic-memory", "markdown"})
+"""Formats holding memory written outside this Home (by another agent runtime, or by hand):
+their records are tainted ``external`` unless the import is trusted (DESIGN.md §9, seed 003)."""
 
-def read_items(fmt: str, path: str, *, zone: tzinfo, limit: int | None = None) -> list[Item]:
+
+def read_all(
+    fmt: str, path: str, *, zone: tzinfo, limit: int | None = None
+) -> tuple[list[Item], list[Problem]]:
     """Read every item of ``path`` in format ``fmt`` before anything is written.
 
     Args:
         fmt: One of :data:`FORMATS`.
-        path: The file (datasets) or folder (git).
+        path: The file (datasets), or the folder (git and the folder formats).
         zone: The Home's time zone; dates without an offset are read in it.
-        limit: At most this many units (conversation sessions, or commits for git); all when None.
+        limit: At most this many units (conversation sessions, commits for git, files for
+            the folder formats, the latest daily logs for OpenClaw); all when None.
+
+    Returns:
+        ``(items, problems)``: a file with a problem contributes no item.
 
     Raises:
-        RecordError: Unknown format, unreadable or malformed input (the path and field are named).
+        RecordError: Unknown format, or input unreadable or malformed as a whole (the path and
+            field are named).
     """
     readers = _formats()
     if fmt not in readers:
         raise RecordError(f"unknown import format {fmt!r}", field="from", hint=f"one of {', '.join(FORMATS)}")
-    return list(readers[fmt](path, zone=zone, limit=limit))
+    items: list[Item] = []
+    problems: list[Problem] = []
+    for found in readers[fmt](path, zone=zone, limit=limit):
+        if isinstance(found, Problem):
+            problems.append(found)
+        else:
+            items.append(found)
+    return items, problems
+
+
+def read_items(fmt: str, path: str, *, zone: tzinfo, limit: int | None = None) -> list[Item]:
+    """Read the items of ``path`` as :func:`read_all` does, leaving out the files it reports.
+
+    Raises:
+        RecordError: As for :func:`read_all`.
+    """
+    return read_all(fmt, path, zone=zone, limit=limit)[0]
 
 
 def import_path(
@@ -127,12 +213,14 @@ def import_path(
     limit: int | None = None,
     max_items: int | None = None,
     now: datetime | None = None,
+    trust: bool = False,
 ) -> ImportReport:
     """Import one file or folder into ``memory`` through ``remember``; never raises for bad input.
 
     The whole input is read and checked first, so a malformed file writes nothing; then each
     item is remembered, and an item refused (e.g. by secrets screening) is listed in
-    ``errors`` while the rest still import. Logs one ``import`` event per file.
+    ``errors`` while the rest still import. A folder's file that cannot be read is listed in
+    ``errors`` (or ``skipped``) and its items are left out. Logs one ``import`` event per path.
 
     Args:
         memory: The open Memory (its time zone reads naive dates).
@@ -141,18 +229,24 @@ def import_path(
         limit: As for :func:`read_items`.
         max_items: Import only the first this many items, in input order (the demo's bound).
         now: The clock (record time of new records).
+        trust: The caller vouches for the input: records of :data:`EXTERNAL_FORMATS` are then
+            not tainted ``external`` (logged as ``trusted`` in the import event).
 
     Returns:
-        The report; ``report.error`` is set when the file could not be read.
+        The report; ``report.error`` is set when the input could not be read.
     """
     report = ImportReport(path=path, fmt=fmt)
     try:
-        items = read_items(fmt, path, zone=memory.zone, limit=limit)[:max_items]
+        items, problems = read_all(fmt, path, zone=memory.zone, limit=limit)
     except AgentMemoryError as exc:
         report.error = str(exc)
         return report
+    items = items[:max_items]
+    for problem in problems:
+        (report.skipped if problem.skipped else report.errors).append(str(problem))
     report.read = len(items)
-    _remember_all(memory, items, report, now)
+    taint = ("external",) if fmt in EXTERNAL_FORMATS and not trust else ()
+    _remember_all(memory, items, report, now, taint)
     memory.log.append(
         "import",
         actor=memory.actor,
@@ -163,13 +257,18 @@ def import_path(
             "read": report.read,
             "already_present": report.present,
             "errors": len(report.errors),
+            "skipped": len(report.skipped),
+            "taint": list(taint),
+            "trusted": trust,
         },
         now=now,
     )
     return report
 
 
-def _remember_all(memory: Memory, items: Iterable[Item], report: ImportReport, now: datetime | None) -> None:
+def _remember_all(
+    memory: Memory, items: Iterable[Item], report: ImportReport, now: datetime | None, taint: tuple[str, ...]
+) -> None:
     for item in items:
         try:
             result = memory.remember(
@@ -178,6 +277,7 @@ def _remember_all(memory: Memory, items: Iterable[Item], report: ImportReport, n
                 type=item.type,
                 tags=item.tags,
                 occurred_at=item.occurred_at,
+                taint=taint,
                 now=now,
             )
         except AgentMemoryError as exc:

@@ -10,7 +10,10 @@ returns them at ``now``, or ``{"proposal": id, "problem": reason}`` when it is a
 is kept and never merged; ``accept`` applies proposals on the live Home through the gate.
 
 A Home that is not a git repository (or a machine without git) gets no branch: the flow stays
-in ``proposals/`` (:func:`commit_maintenance_branch` returns ``None``).
+in ``proposals/`` (:func:`commit_maintenance_branch` returns ``None``). Two runs in one second
+(``distill`` then ``consolidate`` from a script) may ask for a free name: ``…Z-2``, ``…Z-3``.
+:func:`branch_proposals` reads the proposals back from every maintenance branch, so ``accept``
+still finds one whose live file under ``proposals/`` was lost.
 
 Invariant: the live Home's branch, index and working tree are never changed; the temporary
 worktree is removed whatever happens (the branch stays only when its commit was made).
@@ -29,10 +32,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError
-from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, revalidate
+from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, is_proposal_id, revalidate
 from agent_memory.stores.base import RecordStore
 
-__all__ = ["BRANCH_PREFIX", "VERSIONS_FOLDER", "branch_name", "commit_maintenance_branch"]
+__all__ = [
+    "BRANCH_PREFIX",
+    "VERSIONS_FOLDER",
+    "branch_name",
+    "branch_proposals",
+    "commit_maintenance_branch",
+    "is_git_home",
+]
 
 BRANCH_PREFIX = "maintenance/"
 VERSIONS_FOLDER = Path("proposals") / "maintenance-versions"
@@ -63,8 +73,24 @@ def _run(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def is_git_home(root: Path) -> bool:
+    """Return whether ``root`` is a git repository with a commit and git is installed."""
+    if shutil.which("git") is None or not (root / ".git").exists():
+        return False
+    return _git(root, "rev-parse", "--verify", "-q", "HEAD").returncode == 0
+
+
+def _exists(root: Path, branch: str) -> bool:
+    return _git(root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").returncode == 0
+
+
 def commit_maintenance_branch(
-    root: Path, store: RecordStore, proposals: Sequence[PendingProposal], *, now: datetime
+    root: Path,
+    store: RecordStore,
+    proposals: Sequence[PendingProposal],
+    *,
+    now: datetime,
+    next_free: bool = False,
 ) -> str | None:
     """Commit ``proposals`` and the versions they would add on a new ``maintenance/<stamp>`` branch.
 
@@ -73,22 +99,24 @@ def commit_maintenance_branch(
         store: The Home's store (the versions are computed against its current records).
         proposals: The run's pending proposals (nothing is committed for an empty list).
         now: The run's time (aware); it names the branch.
+        next_free: When the name is taken, use ``<name>-2``, ``<name>-3`` … instead of refusing.
 
     Returns:
         The branch name, or ``None`` when ``root`` is not a git repository with a commit,
         git is not installed, or there is nothing to commit.
 
     Raises:
-        ProposalError: The branch already exists (named), or ``now`` is naive.
+        ProposalError: The branch already exists (named; without ``next_free``), or ``now``
+            is naive.
         ConfigError: A git command failed (its message); the live Home is unchanged.
     """
     branch = branch_name(now)
-    if not proposals or shutil.which("git") is None or not (root / ".git").exists():
+    if not proposals or not is_git_home(root):
         return None
-    if _git(root, "rev-parse", "--verify", "-q", "HEAD").returncode != 0:
-        return None
-    if _git(root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").returncode == 0:
-        raise ProposalError(f"the maintenance branch {branch} already exists", field="branch")
+    if _exists(root, branch):
+        if not next_free:
+            raise ProposalError(f"the maintenance branch {branch} already exists", field="branch")
+        branch = next(f"{branch}-{n}" for n in range(2, 10_000) if not _exists(root, f"{branch}-{n}"))
     scratch = Path(tempfile.mkdtemp(prefix="agent-memory-maintenance-"))
     tree = scratch / "worktree"
     try:
@@ -123,3 +151,32 @@ def _fill(tree: Path, store: RecordStore, proposals: Sequence[PendingProposal], 
             entry["problem"] = str(exc)
         text = json.dumps(entry, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
         (versions / f"{pending.id}.json").write_text(text, encoding="utf-8")
+
+
+def branch_proposals(root: Path) -> dict[str, PendingProposal]:
+    """Return ``{id: proposal}`` for every proposal file on a ``maintenance/*`` branch (oldest branch wins).
+
+    Returns ``{}`` when ``root`` is not a git repository. A file that does not parse is left
+    out (the live folder's reader reports such files).
+
+    Raises:
+        ConfigError: A git command failed.
+    """
+    if not is_git_home(root):
+        return {}
+    refs = _run(root, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
+    found: dict[str, PendingProposal] = {}
+    for branch in sorted(refs.split()):
+        listing = _git(root, "ls-tree", "--name-only", f"{branch}:{PENDING_FOLDER.as_posix()}")
+        for name in listing.stdout.split() if listing.returncode == 0 else []:
+            proposal_id = name.removesuffix(".json")
+            if proposal_id in found or not is_proposal_id(proposal_id):
+                continue
+            shown = _git(root, "show", f"{branch}:{PENDING_FOLDER.as_posix()}/{name}")
+            try:
+                found[proposal_id] = PendingProposal.from_json(
+                    json.loads(shown.stdout), path=f"{branch}:{name}"
+                )
+            except (ValueError, AgentMemoryError):
+                continue
+    return found

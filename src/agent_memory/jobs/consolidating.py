@@ -5,8 +5,11 @@ concept long (like :mod:`agent_memory.governance.porcelain`). Under the writer l
 :func:`.consolidate.consolidate` over the records the withdrawal gate exposes, writes the two
 passes a job may apply on its own (DESIGN.md §9: exact dedup, opening a dispute) through the
 proposal gate, writes every other change as a pending proposal file under
-``proposals/pending-consolidation/`` of a Home (kept in the report in memory otherwise), and
-logs one ``consolidate`` event with counts and ids, never content (DESIGN.md §9).
+``proposals/pending-consolidation/`` of a Home (kept in the report in memory otherwise),
+commits those proposals on a ``maintenance/<UTC stamp>`` branch when the Home is a git
+repository (:func:`~.branches.commit_maintenance_branch`, DESIGN.md §9 "Maintenance branches";
+a git failure becomes a ``branch`` rejection, the live files stay), and logs one
+``consolidate`` event with counts, ids and the branch, never content (DESIGN.md §9).
 
 Invariant: a dry run writes nothing (no record, no file, no log event); opening a dispute is
 logged as an ``intent`` first, so an interrupted run is rolled forward on the next open.
@@ -60,6 +63,7 @@ class ConsolidationMethods:
         *,
         dry_run: bool = False,
         config: ConsolidationConfig | None = None,
+        branch: bool = True,
         now: datetime | None = None,
     ) -> ConsolidationReport:
         """Consolidate this Memory's records: apply exact dedup and disputes, propose the rest.
@@ -67,6 +71,8 @@ class ConsolidationMethods:
         Args:
             dry_run: Compute the report only: nothing is written, filed or logged.
             config: Thresholds and blocking limits (the origin's by default).
+            branch: Commit the filed proposals on a maintenance branch when the Home is a
+                git repository.
             now: The pass time (aware); decay ages are measured to it.
 
         Returns:
@@ -97,6 +103,8 @@ class ConsolidationMethods:
                 folder = home.root / PENDING_FOLDER
                 for pending in report.proposals:
                     pending.write(folder)
+                if branch and report.proposals:
+                    report.branch = self._maintenance_branch(home, report, stamp)
             applied = sorted(
                 {i for action in report.actions if action.action != "protect" for i in action.record_ids}
             )
@@ -109,10 +117,24 @@ class ConsolidationMethods:
                     "proposals": [p.id for p in report.proposals],
                     "rejections": len(report.rejections),
                     "stats": dict(report.stats),
+                    "branch": report.branch,
                 },
                 now=stamp,
             )
             return report
+
+    def _maintenance_branch(self, home: Home, report: ConsolidationReport, stamp: datetime) -> str | None:
+        from agent_memory.errors import ConfigError
+        from agent_memory.jobs.branches import commit_maintenance_branch
+        from agent_memory.jobs.pending import Rejection
+
+        try:
+            return commit_maintenance_branch(
+                home.root, self.store, report.proposals, now=stamp, next_free=True
+            )
+        except ConfigError as exc:
+            report.rejections.append(Rejection("branch", f"no maintenance branch: {exc}"))
+            return None
 
     def _consolidation_writer(self, stamp: datetime) -> Writer:
         # The log never holds content, and a contradiction's reason quotes slot values:

@@ -12,10 +12,16 @@ Anything else is an :class:`ArchiveProblem`: ``edited`` (a segment's bytes diffe
 (no run wrote it), or ``interrupted`` (the last run's segment is absent or cut short and the
 inbox still holds what that run archived, so ``archive-inbox`` can finish it). Nothing here
 writes or repairs. The log holds digests, never item text (DESIGN.md §9).
+
+An authorized erasure may rewrite a segment (seed 000 §12.3: a sanitized segment with a new
+identity and recorded lineage): its ``erase`` event lists, under ``archive_lineage``, each
+segment's old and new offset, length and SHA-256, and :func:`read_runs` follows that lineage,
+so a sanitized file checks as intact while any other change is still reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +30,7 @@ from typing import Any
 
 from agent_memory.errors import LogError, RecordError
 from agent_memory.jobs.files import tail
-from agent_memory.log.base import Action, OperationLog
+from agent_memory.log.base import Action, LogEntry, OperationLog
 from agent_memory.wire import format_timestamp, parse_timestamp
 
 __all__ = ["ArchiveProblem", "Run", "Segment", "check_files", "read_runs"]
@@ -108,8 +114,11 @@ def read_runs(log: OperationLog) -> list[Run]:
     Raises:
         LogError: The log cannot be read, or an event's details are malformed (naming its seq).
     """
-    runs = []
+    runs: list[Run] = []
     for entry in log.entries():
+        if entry.action == Action.ERASE and entry.details.get("archive_lineage"):
+            runs = _follow_lineage(runs, entry)
+            continue
         if entry.action != Action.ARCHIVE_INBOX:
             continue
         details = entry.details
@@ -121,6 +130,19 @@ def read_runs(log: OperationLog) -> list[Run]:
         except (KeyError, TypeError, ValueError, RecordError) as exc:
             raise LogError(f"malformed archive-inbox event: {exc}", field=f"seq {entry.seq}") from None
     return runs
+
+
+def _follow_lineage(runs: list[Run], entry: LogEntry) -> list[Run]:
+    """Point the segments an erasure rewrote at their sanitized bytes (``archive_lineage``)."""
+    moved: dict[Segment, Segment] = {}
+    try:
+        for item in entry.details["archive_lineage"]:
+            for pair in item["segments"]:
+                moved[Segment.from_json(pair["old"])] = Segment.from_json(pair["new"])
+    except (KeyError, TypeError, ValueError) as exc:
+        detail = f"malformed archive_lineage in an erase event: {exc}"
+        raise LogError(detail, field=f"seq {entry.seq}") from None
+    return [dataclasses.replace(run, segments=tuple(moved.get(s, s) for s in run.segments)) for run in runs]
 
 
 def check_files(root: Path, runs: Sequence[Run]) -> list[ArchiveProblem]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,24 +32,33 @@ from typing import Any
 
 from agent_memory.errors import LifecycleError, ProposalError, RecordError, RecordNotFound, StoreError
 from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import MemoryRecord
+from agent_memory.records import Kind, MemoryRecord, State
 from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.wire import format_timestamp, parse_timestamp
 
 __all__ = [
     "FORMAT",
     "PENDING_FOLDER",
+    "PROPOSAL_ID_PATTERN",
     "Action",
     "ConsolidationReport",
     "PendingProposal",
     "Rejection",
     "basis_of",
+    "is_proposal_id",
     "load_pending",
     "revalidate",
 ]
 
 FORMAT = "agent-memory-consolidation-proposal/1"
 PENDING_FOLDER = Path("proposals") / "pending-consolidation"
+PROPOSAL_ID_PATTERN = re.compile(r"\A(?:cons|dist)-[0-9a-f]{16}\Z")
+"""A maintenance proposal id: ``cons-`` (consolidation) or ``dist-`` (distill) and 16 hex digits."""
+
+
+def is_proposal_id(value: str) -> bool:
+    """Return whether ``value`` is shaped like a maintenance proposal id (not a record id ``mem:…``)."""
+    return bool(PROPOSAL_ID_PATTERN.match(value))
 
 
 def basis_of(record: MemoryRecord) -> str:
@@ -70,6 +80,9 @@ class PendingProposal:
         made_at: The pass time (aware UTC).
         proposals: The gate proposals, applied together in order (empty for a flag).
         flag: The rule's next version, for ``flag``/``unflag``.
+        id: ``cons-<16 hex>`` (derived from pass, action and basis when not given) or, for
+            distill, ``dist-<16 hex>``.
+        anchors: The archive lines a distill proposal was made from (``archive/…#mem-…``).
     """
 
     pass_name: str
@@ -81,6 +94,7 @@ class PendingProposal:
     proposals: tuple[Proposal, ...] = ()
     flag: MemoryRecord | None = None
     id: str = field(default="")
+    anchors: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -100,6 +114,7 @@ class PendingProposal:
             "made_at": format_timestamp(self.made_at),
             "proposals": [_proposal_json(p) for p in self.proposals],
             "flag": self.flag.to_wire() if self.flag is not None else None,
+            "anchors": list(self.anchors),
         }
 
     @classmethod
@@ -125,6 +140,7 @@ class PendingProposal:
                 proposals=tuple(_proposal_from(p) for p in data["proposals"]),
                 flag=MemoryRecord.from_wire(flag) if flag is not None else None,
                 id=str(data["id"]),
+                anchors=tuple(str(a) for a in data.get("anchors", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ProposalError(f"{where}malformed proposal: {exc!r}") from None
@@ -190,11 +206,14 @@ def revalidate(
 
     Writes nothing. Every record in ``basis`` must still be exactly the version read (else
     the proposal is stale), then the gate validates the batch (:func:`validate_proposals`),
-    or, for a flag, the store's version rules (:func:`check_next_version`).
+    or, for a flag, the store's version rules (:func:`check_next_version`). Last, a
+    ``state`` subject the versions touch must keep at most one active record (DESIGN.md §7):
+    a value written for it since the proposal was made makes the proposal stale.
 
     Raises:
-        ProposalError: Stale (``record … changed since the proposal was made``, naming it), a
-            record gone, or a proposal the gate refuses.
+        ProposalError: Stale (``record … changed since the proposal was made``, naming it; or
+            a subject that would hold two active values), a record gone, or a proposal the
+            gate refuses.
         LifecycleError: The gate's lifecycle guards refuse it.
     """
     for record_id, digest in sorted(pending.basis.items()):
@@ -217,7 +236,30 @@ def revalidate(
                 f"refused as the next version: {exc.detail}", record_id=pending.flag.id, field=exc.field
             ) from None
         return [pending.flag]
-    return validate_proposals(store, pending.proposals, now=now)
+    versions = validate_proposals(store, pending.proposals, now=now)
+    _one_active_value(store, versions, pending.id)
+    return versions
+
+
+def _subject(record: MemoryRecord) -> tuple[str, str] | None:
+    if record.effective_kind is not Kind.STATE or not record.subject:
+        return None
+    return (record.effective_namespace, record.subject)
+
+
+def _one_active_value(store: RecordStore, versions: list[MemoryRecord], proposal_id: str) -> None:
+    after = {v.id: v for v in versions}
+    for key in sorted({k for k in map(_subject, after.values()) if k is not None}):
+        namespace, subject = key
+        found = {r.id: r for r in store.list(kind=Kind.STATE, subject=subject, namespace=namespace)}
+        found.update((i, v) for i, v in after.items() if _subject(v) == key)
+        active = sorted(i for i, r in found.items() if r.state is State.ACTIVE and not r.redacted)
+        if len(active) > 1:
+            raise ProposalError(
+                f"stale proposal {proposal_id}: subject {subject} would have {len(active)} active "
+                f"values ({', '.join(active)})",
+                field="subject",
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,15 +308,18 @@ class ConsolidationReport:
         rejections: Refused or deferred changes (nothing written for them).
         stats: Counts: ``records`` read, ``skipped_withdrawn``, ``pairs`` compared,
             ``blocks``, ``blocks_skipped``.
+        branch: The ``maintenance/<stamp>`` branch the proposals were committed on (a git
+            Home), else ``None``.
     """
 
     actions: list[Action] = field(default_factory=list)
     proposals: list[PendingProposal] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    branch: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"actions", "proposals", "rejections", "stats"}`` (proposals as summaries)."""
+        """Return ``{"actions", "proposals", "rejections", "stats", "branch"}`` (proposals as summaries)."""
         return {
             "actions": [a.to_json() for a in self.actions],
             "proposals": [
@@ -289,4 +334,5 @@ class ConsolidationReport:
             ],
             "rejections": [r.to_json() for r in self.rejections],
             "stats": dict(self.stats),
+            "branch": self.branch,
         }

@@ -6,13 +6,17 @@ A consolidation run files each change it may not apply on its own as a
 
 - :func:`accept` re-validates each proposal against the current records
   (:func:`~agent_memory.jobs.pending.revalidate`) and writes exactly the versions the proposal
-  gate returns; a stale or illegal one is refused with its reason and writes nothing.
-- :func:`decline` writes no record, only the verdict.
+  gate returns; a stale or illegal one is refused with its reason and writes nothing, and so
+  is one whose versions the withdrawal gate would now hide (a withdrawn scope never comes
+  back through review, seed 000 §12.2).
+- :func:`decline` writes no record, only the verdict (the CLI's ``reject`` on a proposal id).
 - :func:`revert` undoes an accepted proposal by legal moves only (DESIGN.md §9 "``revert``
   writes correction records, never an illegal move"): a record the proposal created is
   superseded by a correction record restoring what it replaced (or archived when it replaced
-  nothing, as a promoted rule); every other record it retired comes back as a new correction
-  record; a flag goes back to its previous value. Nothing is deleted or un-archived.
+  nothing, as a promoted rule); a created record in a dispute the proposal opened loses it
+  (the other side active again, the created one superseded); every other record it retired
+  comes back as a new correction record; a flag goes back to its previous value. Nothing is
+  deleted or un-archived.
 - :func:`review_stats` folds the log into counts and the regret rate = reverted ÷ accepted
   (seed 003).
 
@@ -23,10 +27,14 @@ are never moved or deleted (kept for audit), and a proposal is pending while no 
 names it. The words ``accepted``/``declined`` are not quarantine verdicts, so
 :class:`~agent_memory.review.ReviewBook` ignores them.
 
-Invariant: every refusal (stale, illegal, unknown id, already decided, no grant) raises
-before the first write; an accepted or reverted proposal's writes all pass the gate first.
-Not done here: maintenance git branches (issue 7 item 5's ``maintenance/<stamp>`` worktree);
-the flow runs in ``proposals/`` as DESIGN.md §9 prescribes for a Home that is not a git repository.
+Where proposals are read: the live files under ``proposals/pending-consolidation/`` (written
+by every run, git or not, and what a person edits or reviews in place); in a git Home a
+proposal whose live file is missing is read from the ``maintenance/*`` branch its run
+committed (:func:`~agent_memory.jobs.branches.branch_proposals`). Both copies are only the
+*request*: what ``accept`` writes is decided by re-validating it against the records now.
+
+Invariant: every refusal (stale, illegal, withdrawn, unknown id, already decided, no grant)
+raises before the first write; an accepted or reverted proposal's writes all pass the gate first.
 """
 
 from __future__ import annotations
@@ -40,7 +48,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError, RecordNotFound
+from agent_memory.jobs.branches import branch_proposals
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
+from agent_memory.lifecycle import resolve_transition
 from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
 from agent_memory.records import MemoryRecord, Provenance, State
 from agent_memory.stores.base import RecordStore, check_next_version
@@ -146,15 +156,24 @@ def review_stats(log: OperationLog) -> dict[str, Any]:
     return {**counts, "regret_rate": rate}
 
 
+def _filed(memory: Memory) -> dict[str, PendingProposal]:
+    """Return every filed proposal by id: the live files, then the branches for the ones missing."""
+    folder = _folder(memory)
+    found = {p.id: p for p in load_pending(folder)}
+    for proposal_id, pending in branch_proposals(folder.parents[1]).items():
+        found.setdefault(proposal_id, pending)
+    return dict(sorted(found.items()))
+
+
 def pending_proposals(memory: Memory) -> list[PendingProposal]:
-    """Return the filed proposals no verdict names yet, by id.
+    """Return the filed proposals no verdict names yet, by id (live files, else maintenance branches).
 
     Raises:
-        ConfigError: ``memory`` has no Home.
+        ConfigError: ``memory`` has no Home, or git fails reading a maintenance branch.
         ProposalError: A proposal file is unreadable or malformed (naming it).
     """
     decided = _verdicts(memory.log)
-    return [p for p in load_pending(_folder(memory)) if p.id not in decided]
+    return [p for p in _filed(memory).values() if p.id not in decided]
 
 
 def _lines(record: MemoryRecord | None) -> list[str]:
@@ -239,6 +258,10 @@ def accept(
             except AgentMemoryError as exc:
                 outcome.refused.append((proposal_id, str(exc)))
                 continue
+            hidden = next((e for e in map(memory.gate.check, versions) if not e.exposed), None)
+            if hidden is not None:
+                outcome.refused.append((proposal_id, f"withdrawn: {hidden.reason}"))
+                continue
             created = [v.id for v in versions if not memory.store.contains(v.id)]
             _put_and_log(memory, versions, stamp, job=pending.pass_name, proposal_id=proposal_id)
             written = {v.id: basis_of(v) for v in versions}
@@ -305,8 +328,7 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
             raise ProposalError(f"proposal {proposal_id} was never accepted, so there is nothing to revert")
         if REVERTED in verdicts:
             raise ProposalError(f"proposal {proposal_id} was already reverted")
-        found = {p.id: p for p in load_pending(_folder(memory))}
-        pending = found.get(proposal_id)
+        pending = _filed(memory).get(proposal_id)
         if pending is None:
             raise ProposalError(f"proposal {proposal_id}: its file under {PENDING_FOLDER} is gone")
         accepted = next(e for e in events if e["verdict"] == ACCEPTED)
@@ -345,12 +367,19 @@ def _compensation(
             proposal.kind in (ProposalKind.SUPERSEDE, ProposalKind.ARCHIVE)
             and target
             and target not in retired
+            and target not in created  # made and retired by the proposal itself: stays retired
         ):
             retired.append(target)
     moves: list[Proposal] = []
     why = f"reverted maintenance proposal {pending.id}"
+    settled = _settle_disputes(store, created, why, stamp)
     for record_id in created:
-        if store.get(record_id).state is not State.ACTIVE:
+        state = store.get(record_id).state
+        if state is State.TRANSITIONAL and record_id not in {v.id for v in settled}:
+            # Both sides of the dispute are the proposal's own: neither comes back.
+            moves.append(Proposal(ProposalKind.ARCHIVE, target_id=record_id, reason=why))
+            continue
+        if state is not State.ACTIVE:
             continue
         if retired:
             copy = _restored(memory, store.get(retired.pop(0)), pending.id, stamp, supersedes=record_id)
@@ -360,9 +389,27 @@ def _compensation(
     for record_id in retired:
         copy = _restored(memory, store.get(record_id), pending.id, stamp, supersedes=None)
         moves.append(Proposal(ProposalKind.CREATE, record=copy))
-    if not moves:
+    if not moves and not settled:
         raise ProposalError(f"proposal {pending.id}: nothing to compensate")
-    return validate_proposals(store, moves, now=stamp)
+    return settled + (validate_proposals(store, moves, now=stamp) if moves else [])
+
+
+def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: datetime) -> list[MemoryRecord]:
+    """Resolve each dispute between a created record and an older one in the older one's favour."""
+    versions: list[MemoryRecord] = []
+    for record_id in created:
+        record = store.get(record_id)
+        if record.state is not State.TRANSITIONAL or record.transition is None:
+            continue
+        other_id = next(side for side in record.transition.sides if side != record_id)
+        if other_id in created:
+            continue
+        other = store.get(other_id)
+        winner, loser = resolve_transition(other, record, why, now=stamp)
+        check_next_version(other, winner)
+        check_next_version(record, loser)
+        versions += [winner, loser]
+    return versions
 
 
 def _restored(

@@ -16,7 +16,7 @@ except ImportError as exc:  # absent, or a 1.x SDK without mcpserver
         name="mcp",
     ) from exc
 
+from agent_memory.mcp.calls import TAINT_HEADER, one_line
 from agent_memory.mcp.server import RESOURCES, Session, build_server, serve
-from agent_memory.mcp.tools import one_line
 
-__all__ = ["RESOURCES", "Session", "build_server", "one_line", "serve"]
+__all__ = ["RESOURCES", "TAINT_HEADER", "Session", "build_server", "one_line", "serve"]

@@ -8,17 +8,19 @@ description, so every parameter of every tool is described in its schema.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import Field
 
-from agent_memory.mcp.results import Timestamp
+from agent_memory.mcp.results import RecordId, Timestamp
 
 __all__ = [
     "MAX_BUDGET",
     "MAX_EVIDENCE",
     "MAX_JUDGED",
     "MAX_K",
+    "MAX_SCOPE",
     "MAX_TAGS",
     "QUERY_CHARS",
     "REASON_CHARS",
@@ -26,9 +28,14 @@ __all__ = [
     "SUBJECT_CHARS",
     "TAG_CHARS",
     "TEXT_CHARS",
+    "ArchiveRefs",
     "Moment",
+    "Namespaces",
     "Reason",
+    "RecordIds",
     "Source",
+    "SourceRefs",
+    "Statement",
     "Text",
 ]
 
@@ -44,6 +51,8 @@ MAX_BUDGET = 32_000
 MAX_K = 100
 MAX_JUDGED = 50
 MAX_EVIDENCE = 20
+MAX_SCOPE = 100
+REF_CHARS = 1_000
 
 Text = Annotated[str, Field(min_length=1, max_length=TEXT_CHARS)]
 Reason = Annotated[str, Field(min_length=1, max_length=REASON_CHARS, description="Why, in a sentence.")]
@@ -56,3 +65,36 @@ Source = Annotated[
     ),
 ]
 Moment = Annotated[Timestamp | None, Field(description="RFC 3339 time with an offset, or null.")]
+Statement = Annotated[
+    str,
+    Field(min_length=1, max_length=REASON_CHARS, pattern=r"\S", description="Why, in a sentence."),
+]
+"""A required text that must hold a visible character (a reason or an authority)."""
+
+_Ref = Annotated[str, Field(min_length=1, max_length=REF_CHARS, pattern=r"^\S+$")]
+RecordIds = Annotated[
+    Sequence[RecordId],
+    Field(max_length=MAX_SCOPE, description=f"Record ids (mem: + 32 hex; ≤ {MAX_SCOPE})."),
+]
+ArchiveRefs = Annotated[
+    Sequence[_Ref],
+    Field(
+        max_length=MAX_SCOPE,
+        description="Archive files or anchors, e.g. archive/2026-11-29.md (covers its #anchors) "
+        f"or archive/2026-11-29.md#mem-2026-11-29-003 (≤ {MAX_SCOPE}).",
+    ),
+]
+SourceRefs = Annotated[
+    Sequence[_Ref],
+    Field(
+        max_length=MAX_SCOPE,
+        description=f"Source or run refs as remembered (covers their #anchors; ≤ {MAX_SCOPE}).",
+    ),
+]
+Namespaces = Annotated[
+    Sequence[_Ref],
+    Field(
+        max_length=MAX_SCOPE,
+        description=f"Namespaces, e.g. user:u1; only their records are covered (≤ {MAX_SCOPE}).",
+    ),
+]

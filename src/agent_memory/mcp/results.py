@@ -1,10 +1,11 @@
 """The structured results of the MCP tools: one pydantic model per tool, sent as its output schema.
 
-Every model is a JSON object whose arrays all declare ``items`` and whose timestamps are
-RFC 3339 strings with an offset (the wire's ``2026-01-01T00:00:00.000Z``), so strict clients
-accept the schemas (issue 8 item 3). The shapes keep the origin library's keys first
-(origin-notes §1.18: ``record_id``/``deduped``; ``prompt_block``/``records`` with ``id``,
-``body``, ``state``, ``score``, ``reasons``) and add ours after them. The models are built
+Every model is a closed JSON object (:class:`Out`: ``additionalProperties: false``) whose
+arrays all declare ``items`` and whose timestamps are RFC 3339 strings with an offset (the
+wire's ``2026-01-01T00:00:00.000Z``), so strict clients accept the schemas (issue 8 item 3).
+The shapes keep the origin library's keys first (origin-notes §1.18: ``record_id``/``deduped``;
+``prompt_block``/``records`` with ``id``, ``body``, ``state``, ``score``, ``reasons``) and add
+ours after them. The models are built
 from the porcelain's own JSON (:meth:`RememberResult.to_json`, :meth:`RecallResult.to_json`,
 :meth:`Memory.status`), so the CLI's ``--json`` and the MCP tools never drift apart.
 """
@@ -13,19 +14,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.memory import RememberResult
 from agent_memory.recall import RecallResult
 
 __all__ = [
     "FeedbackOut",
+    "Out",
     "RecallOut",
     "RecalledOut",
     "RecordId",
     "RememberOut",
     "ResolveOut",
     "ReviewOut",
+    "StateName",
     "StatusOut",
     "Timestamp",
 ]
@@ -38,9 +41,19 @@ Timestamp = Annotated[
     ),
 ]
 RecordId = Annotated[str, Field(pattern=r"^mem:[0-9a-f]{32}$", description="A record id: mem: + 32 hex.")]
+StateName = Literal["active", "transitional", "superseded", "archived"]
 
 
-class RememberOut(BaseModel):
+class Out(BaseModel):
+    """A closed result object: its schema says ``additionalProperties: false``, and it holds.
+
+    Only declared fields are ever dumped, so a strict client can reject anything else.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+
+class RememberOut(Out):
     """What remember (or supersede) did with the text."""
 
     record_id: RecordId
@@ -59,12 +72,12 @@ class RememberOut(BaseModel):
         return cls.model_validate({**result.to_json(), "source": source})
 
 
-class RecalledOut(BaseModel):
+class RecalledOut(Out):
     """One recalled record, whole, with why it was chosen."""
 
     id: RecordId
     body: str = Field(description="The record's text.")
-    state: Literal["active", "transitional", "superseded", "archived"]
+    state: StateName
     score: float = Field(description="Final score, higher is better; 0 for a partner or predecessor.")
     reasons: list[str] = Field(description="Why it is in the result (relevance, dispute, quarantine…).")
     review: Literal["approved", "rejected", "stale", "quarantined", "none"] = Field(
@@ -81,7 +94,7 @@ class RecalledOut(BaseModel):
     tokens: int = Field(description="Estimated size of the body in tokens (4 characters per token).")
 
 
-class RecallOut(BaseModel):
+class RecallOut(Out):
     """The records that answer a query, in rank order, within the token budget."""
 
     prompt_block: str = Field(description="The records as dated, sourced lines to paste into context.")
@@ -97,7 +110,7 @@ class RecallOut(BaseModel):
         return cls.model_validate(result.to_json())
 
 
-class IndexOut(BaseModel):
+class IndexOut(Out):
     """One search index and whether it matches the store."""
 
     name: str
@@ -107,7 +120,7 @@ class IndexOut(BaseModel):
     dirty: bool = Field(description="The index is behind the store (it catches up on the next recall).")
 
 
-class StatusOut(BaseModel):
+class StatusOut(Out):
     """Counts of the Home and who this session acts as."""
 
     records: int
@@ -130,7 +143,7 @@ class StatusOut(BaseModel):
         return cls.model_validate({**report, "actor": actor, "taint": taint, "home": home})
 
 
-class ResolveOut(BaseModel):
+class ResolveOut(Out):
     """A dispute that was settled."""
 
     winner_id: RecordId
@@ -139,7 +152,7 @@ class ResolveOut(BaseModel):
     resolved_at: Timestamp
 
 
-class ReviewOut(BaseModel):
+class ReviewOut(Out):
     """A review mark that was logged."""
 
     record_id: RecordId
@@ -148,7 +161,7 @@ class ReviewOut(BaseModel):
     reviewed_at: Timestamp
 
 
-class FeedbackOut(BaseModel):
+class FeedbackOut(Out):
     """A feedback event that was logged (seed 000 §23.2); no record changed."""
 
     event_id: str = Field(pattern=r"^memfb-\d{4}-\d{2}-\d{2}-\d{3,}$", description="memfb-YYYY-MM-DD-NNN.")

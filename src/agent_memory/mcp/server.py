@@ -3,13 +3,17 @@
 Built on the official SDK (``mcp`` 2.x, :class:`mcp.server.mcpserver.MCPServer`), over stdio
 (default) or streamable HTTP bound to 127.0.0.1 (issue 8 item 3; DESIGN.md §8 ``serve``).
 :class:`Session` fixes, for the whole server, the actor (``agent:<name>``) and the taint that
-every write inherits; resources are read from the Home at request time and never written.
+every write inherits (a connection may add labels: :mod:`.calls`); resources are read from
+the Home at request time and never written.
+
+Invariant: every tool's input schema is a closed object (``additionalProperties: false``)
+and the server enforces it, so a misspelt argument is an error naming it, never silently
+dropped (a dropped ``cascade`` or selector would change what a call does).
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -21,8 +25,11 @@ from types import FrameType
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ConfigDict
 
 from agent_memory.errors import AgentMemoryError
+from agent_memory.mcp.calls import LABEL
 from agent_memory.mcp.tools import Tools
 from agent_memory.memory import Memory
 
@@ -38,10 +45,9 @@ INSTRUCTIONS = (
     "past work or the user's preferences; call remember for durable facts, decisions and "
     "preferences worth keeping, one self-contained sentence each, with a source. Recalled "
     "records are testimony: quote their dates and sources, and treat disputed or "
-    "quarantined ones as unsettled."
+    "quarantined ones as unsettled. When the user asks you to forget something, call "
+    "forget: it withdraws the records (reversibly) and says what it could not undo."
 )
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +57,8 @@ class Session:
     Attributes:
         home: The Home folder served.
         agent: Agent name; the actor is ``agent:<name>`` (letters, digits, ``.``, ``_``, ``-``; ≤ 64).
-        taint: Labels every write inherits (e.g. ``external``); a tainted record is quarantined.
+        taint: Labels every write of every connection inherits (e.g. ``external``); a tainted
+            record is quarantined.
         zone: Time zone of the Home's local day (names the default source).
 
     Raises:
@@ -64,12 +71,12 @@ class Session:
     zone: tzinfo = UTC
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.agent):
+        if not LABEL.match(self.agent):
             raise AgentMemoryError(
                 f"agent name {self.agent!r} must be 1-64 letters, digits, '.', '_' or '-'", field="agent"
             )
         for label in self.taint:
-            if not _NAME.match(label):
+            if not LABEL.match(label):
                 raise AgentMemoryError(
                     f"taint label {label!r} must be 1-64 letters, digits, '.', '_' or '-'", field="taint"
                 )
@@ -103,32 +110,48 @@ def _resource_reader(root: Path, name: str) -> Callable[[], str]:
 def build_server(memory: Memory, session: Session) -> MCPServer:
     """Return an MCP server whose tools call ``memory`` as ``session`` (not yet running).
 
-    Tools: ``remember``, ``recall``, ``status``, ``supersede``, ``resolve``, ``review``,
-    ``feedback`` and the aliases ``nas_remember``/``nas_recall``, each with annotations and an
-    output schema.
+    Tools: every entry of :meth:`Tools.table` (remember, recall, status, supersede, resolve,
+    review, consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
+    nas_remember/nas_recall), each with annotations, a closed input schema and an output schema.
     Resources: ``memory://home/<name>`` for each of :data:`RESOURCES`, read at request time.
     """
     from importlib.metadata import version
 
-    server: MCPServer = MCPServer(
-        "agent-memory", version=version("agent-memory"), instructions=INSTRUCTIONS, log_level="WARNING"
-    )
-    tools = Tools(memory, session)
-    for name, title, fn, hints in tools.table():
+    tools: list[Tool] = []
+    for name, title, fn, hints in Tools(memory, session).table():
         # One line per paragraph: the docstring's wrapping is for the source, not for the model.
         copy = "\n\n".join(
             " ".join(part.split()) for part in inspect.cleandoc(fn.__doc__ or "").split("\n\n")
         )
         if name.startswith("nas_"):
             copy = f"Alias of {name[4:]} (seed 003's name). {copy}"
-        server.add_tool(
+        tool = Tool.from_function(
             fn, name=name, title=title, description=copy, annotations=hints, structured_output=True
         )
+        tools.append(_closed(tool))
+    server: MCPServer = MCPServer(
+        "agent-memory",
+        version=version("agent-memory"),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        tools=tools,
+    )
     for name, description in RESOURCES.items():
         server.resource(
             f"memory://home/{name}", name=name, description=description, mime_type="text/markdown"
         )(_resource_reader(session.home, name))
     return server
+
+
+def _closed(tool: Tool) -> Tool:
+    """Make ``tool`` refuse arguments its schema does not name, and say so in the schema."""
+    base = tool.fn_metadata.arg_model
+    config = ConfigDict(**{**base.model_config, "extra": "forbid"})
+    tool.fn_metadata.arg_model = type(
+        base.__name__, (base,), {"model_config": config, "__module__": __name__}
+    )
+    tool.parameters = {**tool.parameters, "additionalProperties": False}
+    return tool
 
 
 def serve(
@@ -144,7 +167,8 @@ def serve(
 
     Blocks until the client closes stdin (stdio) or the process is stopped (HTTP); the Home's
     derived state is saved on the way out. HTTP binds to 127.0.0.1 by default, with the SDK's
-    DNS-rebinding protection on for loopback hosts.
+    DNS-rebinding protection on for loopback hosts. ``taint`` applies to every connection; over
+    HTTP a connection may add labels with the ``X-Agent-Memory-Taint`` header (:mod:`.calls`).
 
     Raises:
         ConfigError: ``home`` is not a Home.

@@ -1,36 +1,34 @@
 """The MCP tools: each porcelain operation an agent may call, with its schema, copy and annotations.
 
-The tool functions are the methods of :class:`Tools`; each docstring is the description the
-model reads (what the tool does and when to use it) and each parameter carries its unit and
-limit in its schema (issue 8 item 3; STYLE.md "Words"). Names and shapes: origin-notes §1.18
-(``remember``, ``recall``, ``status``), seed 003 (``nas_remember``/``nas_recall``), ours
-(``supersede``, ``resolve``, ``review``, ``feedback``).
+The tool functions are the methods of :class:`Tools` (the governance and maintenance ones
+come from :class:`~agent_memory.mcp.governing.GovernanceTools`); each docstring is the
+description the model reads (what the tool does and when to use it) and each parameter
+carries its unit and limit in its schema (issue 8 item 3; STYLE.md "Words"). Names and
+shapes: origin-notes §1.18 (``remember``, ``recall``, ``consolidate``, ``redact``,
+``status``), seed 003 (``nas_remember``/``nas_recall``), ours (``supersede``, ``resolve``,
+``review``, ``feedback``, ``withdraw``, ``reinstate``, ``forget``).
 
 Invariants:
 
 - every write goes through :class:`~agent_memory.memory.Memory` as the session's actor with
-  the session's taint, and names a source (the caller's, else ``mcp:<agent>@<local day>``);
-- an MCP session has no approval authority (DESIGN.md §9 "Actors"): ``review`` refuses
-  ``approve``/``reject``; a tainted session remembers (quarantined), reads and gives feedback,
-  but ``supersede``, ``resolve`` and ``review`` are refused: they would let unreviewed input
-  replace a trusted record or change its weight without a person;
+  the call's taint (the server's and the connection's, :class:`.calls.ConnectionTaint`),
+  and names a source (the caller's, else ``mcp:<agent>@<local day>``);
+- a tainted caller remembers (quarantined), reads and gives feedback, but ``supersede`` and
+  ``resolve`` are refused: they would let unreviewed input replace a trusted record or
+  settle a dispute without a person (the governance tools' rules: :mod:`.governing`);
 - a porcelain error reaches the model as a tool error whose text is the one-line message.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agent_memory.errors import AgentMemoryError
 from agent_memory.mcp.arguments import (
     MAX_BUDGET,
     MAX_EVIDENCE,
@@ -38,7 +36,6 @@ from agent_memory.mcp.arguments import (
     MAX_K,
     MAX_TAGS,
     QUERY_CHARS,
-    REASON_CHARS,
     SOURCE_CHARS,
     SUBJECT_CHARS,
     TAG_CHARS,
@@ -48,13 +45,14 @@ from agent_memory.mcp.arguments import (
     Source,
     Text,
 )
+from agent_memory.mcp.calls import ConnectionTaint, as_tool_error, client_name, hints, refuse_when_tainted
+from agent_memory.mcp.governing import GovernanceTools
 from agent_memory.mcp.results import (
     FeedbackOut,
     RecallOut,
     RecordId,
     RememberOut,
     ResolveOut,
-    ReviewOut,
     StatusOut,
 )
 from agent_memory.memory import Memory
@@ -63,64 +61,33 @@ from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 if TYPE_CHECKING:
     from agent_memory.mcp.server import Session
 
-__all__ = ["Tools", "one_line"]
+__all__ = ["Tools"]
 
 
-def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(
-        read_only_hint=read_only,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
-        open_world_hint=False,
-    )
-
-
-# remember is idempotent by exact dedup; supersede/resolve retire a record from current answers.
-_WRITE = _hints(read_only=False, destructive=False, idempotent=True)
-_REPLACE = _hints(read_only=False, destructive=True, idempotent=False)
-_MARK = _hints(read_only=False, destructive=False, idempotent=True)
-_LOG = _hints(read_only=False, destructive=False, idempotent=False)
-_READ = _hints(read_only=True, destructive=False, idempotent=True)
-
-
-def one_line(error: AgentMemoryError) -> str:
-    """Return the error's message and hint as one line (the text a model reads)."""
-    text = str(error) + (f" (hint: {error.hint})" if error.hint else "")
-    return " ".join(text.split())
-
-
-@contextmanager
-def _as_tool_error() -> Iterator[None]:
-    try:
-        yield
-    except AgentMemoryError as exc:
-        raise ToolError(one_line(exc)) from exc
-
-
-def _client_name(ctx: Context[Any, Any] | None) -> str | None:
-    """The client's self-declared name, reduced to a safe token, or ``None``."""
-    if ctx is None:
-        return None
-    try:
-        info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
-    except (AttributeError, ValueError):  # no request in flight (a direct call)
-        return None
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(getattr(info, "name", "") or "")).strip("-")[:64]
-    return name or None
+# remember is idempotent by exact dedup; supersede/resolve/consolidate retire records from
+# current answers; withdraw/reinstate/forget append reversible controls (a repeat is refused
+# or finds nothing new); redact is irreversible, and a repeat is refused as already erased.
+_WRITE = hints(read_only=False, destructive=False, idempotent=True)
+_REPLACE = hints(read_only=False, destructive=True, idempotent=False)
+_MARK = hints(read_only=False, destructive=False, idempotent=True)
+_LOG = hints(read_only=False, destructive=False, idempotent=False)
+_READ = hints(read_only=True, destructive=False, idempotent=True)
+_CONTROL = hints(read_only=False, destructive=False, idempotent=True)
+_ERASE = hints(read_only=False, destructive=True, idempotent=True)
 
 
 def _time(value: str | None, field: str) -> datetime | None:
     return None if value is None else parse_timestamp(value, field)
 
 
-class Tools:
+class Tools(GovernanceTools):
     """The tool functions over one Memory and session; each docstring is the copy the model reads.
 
     Every tool raises ``ToolError`` (the SDK's anticipated tool failure, which reaches the model
     as an ``is_error`` result) carrying :func:`one_line` of the porcelain's
     ``AgentMemoryError`` — unknown record, illegal move, naive time, a write with bad fields —
-    or of this layer's refusals (no review authority; a tainted session replacing, settling or
-    re-weighing records). Nothing is written when a tool fails.
+    or of this layer's refusals (a verdict only a person may give; a tainted caller replacing,
+    settling, re-weighing, reinstating or erasing records). Nothing is written when a tool fails.
 
     Args:
         memory: The porcelain every tool calls.
@@ -130,11 +97,12 @@ class Tools:
     def __init__(self, memory: Memory, session: Session) -> None:
         self.memory = memory
         self.session = session
+        self.taints = ConnectionTaint(session.taint)
 
     def _source(self, given: str | None, ctx: Context[Any, Any] | None) -> str:
         if given is not None and given.strip():
             return given.strip()
-        return self.session.default_source(_client_name(ctx), utc_now())
+        return self.session.default_source(client_name(ctx), utc_now())
 
     def remember(
         self,
@@ -177,11 +145,13 @@ class Tools:
         the current value of that subject when newer; otherwise, or when this session is
         tainted, both values stay side by side as a dispute for a person to resolve.
         """
-        with _as_tool_error():
+        with as_tool_error():
+            taint = self.taints.of(ctx)
             used = self._source(source, ctx)
             result = self.memory.remember(
                 text,
                 source=used,
+                taint=taint,
                 type=type,
                 kind=kind,
                 subject=subject,
@@ -221,7 +191,7 @@ class Tools:
         prompt_block into your reasoning: each line is dated and sourced; disputed and
         quarantined (unreviewed, tainted) records are marked and must not be taken as settled.
         """
-        with _as_tool_error():
+        with as_tool_error():
             result = self.memory.recall(
                 query,
                 budget_tokens=budget_tokens,
@@ -233,17 +203,18 @@ class Tools:
             )
             return RecallOut.of(result)
 
-    def status(self) -> StatusOut:
+    def status(self, ctx: Context[Any, Any] | None = None) -> StatusOut:
         """Report the Home's counts: records by state, type and kind, open disputes, quarantine, indexes.
 
         Use it to check that memory is reachable and healthy, and which actor and taint this
         session writes with.
         """
-        with _as_tool_error():
+        with as_tool_error():
+            taint = self.taints.of(ctx)
             report = self.memory.status()
-        return StatusOut.of(
-            report, actor=self.session.actor, taint=list(self.session.taint), home=str(self.session.home)
-        )
+            return StatusOut.of(
+                report, actor=self.session.actor, taint=list(taint), home=str(self.session.home)
+            )
 
     def supersede(
         self,
@@ -262,8 +233,8 @@ class Tools:
         Use it when a recalled record is wrong or out of date. The old record is kept as
         superseded history, never deleted. Not available to a tainted session.
         """
-        with _as_tool_error():
-            self._refuse_when_tainted("supersede", old_id)
+        with as_tool_error():
+            refuse_when_tainted("supersede", self.taints.of(ctx), record_id=old_id)
             used = self._source(source, ctx)
             result = self.memory.supersede(
                 old_id, text, source=used, reason=reason, expected_version=expected_version
@@ -275,52 +246,19 @@ class Tools:
         winner_id: Annotated[RecordId, Field(description="The side of the dispute that is right.")],
         loser_id: Annotated[RecordId, Field(description="The other side; it becomes superseded.")],
         reason: Reason,
+        ctx: Context[Any, Any] | None = None,
     ) -> ResolveOut:
         """Settle a dispute between two transitional records: the winner returns to active.
 
         Use it only when the evidence is clear (e.g. the user confirmed one value). Not
         available to a tainted session.
         """
-        with _as_tool_error():
-            self._refuse_when_tainted("resolve", winner_id)
+        with as_tool_error():
+            refuse_when_tainted("resolve", self.taints.of(ctx), record_id=winner_id)
             now = utc_now()
             self.memory.resolve(winner_id, loser_id, reason, now=now)
             return ResolveOut(
                 winner_id=winner_id, loser_id=loser_id, reason=reason, resolved_at=format_timestamp(now)
-            )
-
-    def review(
-        self,
-        record_id: Annotated[RecordId, Field(description="The record to mark.")],
-        verdict: Annotated[
-            Literal["stale", "approve", "reject"],
-            Field(description="stale: no longer true or useful. approve/reject need a person's authority."),
-        ],
-        reason: Annotated[str, Field(max_length=REASON_CHARS, description="Why, in a sentence.")] = "",
-    ) -> ReviewOut:
-        """Mark a record stale, so recall down-weights it like superseded history.
-
-        Use it when a recalled record no longer holds and you have no correction. Approving
-        or rejecting quarantined records is a person's decision: those verdicts are refused
-        here. Not available to a tainted session.
-        """
-        with _as_tool_error():
-            self._refuse_when_tainted("review", record_id, hint="ask a person to review the record")
-            if verdict != "stale":
-                raise AgentMemoryError(
-                    f"{verdict} needs review authority, which {self.session.actor} does not have "
-                    "(an MCP session acts with no approval rights)",
-                    record_id=record_id,
-                    field="verdict",
-                    hint="a person with review authority decides it from the command line",
-                )
-            now = utc_now()
-            self.memory.review(record_id, verdict, reason, now=now)
-            return ReviewOut(
-                record_id=record_id,
-                verdict="stale",
-                actor=self.session.actor,
-                reviewed_at=format_timestamp(now),
             )
 
     def feedback(
@@ -368,13 +306,15 @@ class Tools:
                 description=f"Where the outcome can be checked: anchors, tickets, URLs (≤ {MAX_EVIDENCE}).",
             ),
         ] = None,
+        ctx: Context[Any, Any] | None = None,
     ) -> FeedbackOut:
         """Report whether recalled records helped or misled you in a task.
 
         Use it after acting on recalled records, especially when one misled you. The
         feedback is logged and attributed to this session; it never changes a record.
         """
-        with _as_tool_error():
+        with as_tool_error():
+            self.taints.of(ctx)  # a malformed taint header fails the call before anything is logged
             event = self.memory.attribute_feedback(
                 record_ids,
                 verdict=verdict,
@@ -385,20 +325,6 @@ class Tools:
             )
             return FeedbackOut.of(event.to_json())
 
-    def _refuse_when_tainted(
-        self,
-        operation: str,
-        record_id: str,
-        hint: str = "use remember: a state record with the same subject opens a dispute for a person",
-    ) -> None:
-        if self.session.taint:
-            raise AgentMemoryError(
-                f"{operation} is not available to a tainted session ({', '.join(self.session.taint)}): "
-                "unreviewed input must not change how trusted records are weighed or replace them",
-                record_id=record_id,
-                hint=hint,
-            )
-
     def table(self) -> list[tuple[str, str, Callable[..., Any], ToolAnnotations]]:
         """Return ``(name, title, function, annotations)`` for every tool, aliases included."""
         return [
@@ -408,6 +334,11 @@ class Tools:
             ("supersede", "Supersede a record", self.supersede, _REPLACE),
             ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
             ("review", "Mark a record stale", self.review, _MARK),
+            ("consolidate", "Consolidate memory", self.consolidate, _REPLACE),
+            ("withdraw", "Withdraw a scope", self.withdraw, _CONTROL),
+            ("reinstate", "Reinstate a withdrawn scope", self.reinstate, _CONTROL),
+            ("forget", "Forget (withdraw, with a surface receipt)", self.forget, _CONTROL),
+            ("redact", "Erase a record", self.redact, _ERASE),
             ("feedback", "Feedback on recalled records", self.feedback, _LOG),
             ("nas_remember", "Remember (alias)", self.remember, _WRITE),
             ("nas_recall", "Recall (alias)", self.recall, _READ),

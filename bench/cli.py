@@ -1,0 +1,182 @@
+"""CLI start-up benchmark: cold ``agent-memory --help`` and ``recall`` against ``python -c pass`` (issue 8).
+
+Every figure is a fresh process, timed from spawn to exit (wall clock), N runs each, the
+commands interleaved round by round so machine load hits them alike; the table gives medians
+and the ratio to the baseline measured in the same run, ``python -c pass`` (the floor any
+Python CLI pays). Rows:
+
+- ``python -c pass``: the baseline.
+- ``agent-memory --help``: the lazy command group (no command module imported). Aim: < 0.3 s.
+- ``agent-memory CMD --help`` for one command: that command's module, imported on demand.
+- ``agent-memory recall QUERY`` on a 10k-record Home (BM25 recipe, index built beforehand):
+  open the Home, check freshness, query, score, print. Queries are the datasets' questions.
+- ``import agent_memory.memory``: the import floor of any command that opens a Home.
+- MiniLM start: import the embedder, load the int8 model and embed one question: what the
+  default ``hybrid`` recipe adds to each ``recall`` process (its 10k vectors take minutes to
+  build on two cores, so the Home here reads BM25; ``--hybrid`` builds them and times recall).
+
+The Home is made of real notes (``corpus.scale_texts``: LoCoMo and LongMemEval turns from
+``../shared/datasets``, read in place) written straight to ``notes/`` as a copy or a git pull
+would leave them; without the datasets the recall rows are skipped and the reason printed.
+
+Usage: ``python bench/cli.py [--runs N] [--records N] [--hybrid] [--no-write]``. Prints the
+``## CLI start-up`` section and writes it into ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import corpus
+from report import machine, replace_section
+
+HEADING = "## CLI start-up"
+AIM_HELP_S = 0.3
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
+
+
+def spawn(argv: list[str], env: dict[str, str]) -> float:
+    """Run ``argv`` to completion (output discarded) and return its wall-clock seconds."""
+    started = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    return time.perf_counter() - started
+
+
+def build_home(folder: Path, records: int, *, hybrid: bool) -> Path:
+    """Write a Home of ``records`` real notes (one version each) and build its index once."""
+    from agent_memory.home import Home
+    from agent_memory.notes import dump_note
+    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.search.recipes import SearchSettings, splice_search
+
+    home = Home.init(folder / "home", timezone="UTC", key_file=folder / "bench.key", git=False, now=NOW)
+    settings = home.root / "memory.toml"
+    recipes = SearchSettings(recipes=("hybrid",) if hybrid else ("bm25",))
+    settings.write_text(splice_search(settings.read_text(encoding="utf-8"), recipes), encoding="utf-8")
+    for number, (text, ref) in enumerate(corpus.scale_texts(records)):
+        record = MemoryRecord.create(
+            type="fact",
+            body=text,
+            provenance=Provenance(kind="import", ref=ref),
+            created_at=NOW - timedelta(minutes=records - number),
+        )
+        note = home.root / "notes" / record.id.removeprefix("mem:")
+        note.mkdir()
+        (note / "000001.md").write_bytes(dump_note(record))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(folder)}
+    subprocess.run(
+        [str(COMMAND), "reindex", "--home", str(home.root)], env=env, check=True, capture_output=True
+    )
+    return home.root
+
+
+def measure(rows: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+    """Run every row ``runs`` times, interleaved; one unrecorded warm-up round first (file cache)."""
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(runs + 1):
+        for name, argv in rows.items():
+            seconds = spawn(argv, env)
+            if round_:
+                times[name].append(seconds)
+    return times
+
+
+def section(times: dict[str, list[float]], notes: list[str], runs: int) -> str:
+    """Render the ``## CLI start-up`` section: medians, ratios to ``python -c pass``, the aim."""
+    base = statistics.median(times["python -c pass"])
+    lines = [
+        HEADING,
+        "",
+        f"_`bench/cli.py`, {datetime.now(UTC):%Y-%m-%d}._ Machine: {machine()}.",
+        "",
+        f"Each row is a fresh process, wall clock from spawn to exit; median and fastest of {runs} runs,"
+        " rows interleaved round by round after one warm-up round; ratio = median ÷ the median of"
+        " `python -c pass` in the same run.",
+        "",
+        "| command | median (s) | fastest (s) | × python -c pass |",
+        "|---|---|---|---|",
+    ]
+    for name, values in times.items():
+        median = statistics.median(values)
+        lines.append(f"| `{name}` | {median:.3f} | {min(values):.3f} | {median / base:.1f} |")
+    help_s = statistics.median(times["agent-memory --help"])
+    verdict = "met" if help_s < AIM_HELP_S else "NOT met"
+    lines += ["", f"Aim `--help` < {AIM_HELP_S} s: {verdict} ({help_s:.3f} s median).", ""]
+    lines += [f"{note}" for note in notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the section and write it into ``docs/benchmarks.md`` (unless ``--no-write``)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=15, help="timed runs per row [15]")
+    parser.add_argument("--records", type=int, default=10_000, help="records in the Home [10000]")
+    parser.add_argument(
+        "--hybrid", action="store_true", help="build MiniLM vectors and time recall over hybrid"
+    )
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    assert COMMAND, "agent-memory is not installed next to this Python"
+    python = sys.executable
+    rows = {
+        "python -c pass": [python, "-c", "pass"],
+        "agent-memory --help": [COMMAND, "--help"],
+        "agent-memory recall --help": [COMMAND, "recall", "--help"],
+        "python -c 'import agent_memory.memory'": [python, "-c", "import agent_memory.memory"],
+    }
+    notes = []
+    try:
+        from agent_memory.search.embedders import MiniLMEmbedder
+
+        MiniLMEmbedder()
+        rows["MiniLM start: import, load, embed one question"] = [
+            python,
+            "-c",
+            "from agent_memory.search.embedders import MiniLMEmbedder;"
+            " MiniLMEmbedder().embed(['where is it?'])",
+        ]
+    except Exception as exc:  # any reason the extra cannot load is reported, not fatal
+        notes.append(f"MiniLM row skipped: {exc}")
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as scratch:
+        folder = Path(scratch)
+        env = {**os.environ, "XDG_CONFIG_HOME": str(folder)}
+        env.pop("AGENT_MEMORY_HOME", None)
+        if corpus.available():
+            started = time.perf_counter()
+            home = build_home(folder, args.records, hybrid=args.hybrid)
+            recipe = "hybrid (BM25 + MiniLM)" if args.hybrid else "bm25"
+            question = corpus.questions()[0]
+            rows[f"agent-memory recall ({args.records:,}-record Home, {recipe})"] = [
+                COMMAND,
+                "recall",
+                question,
+                "--home",
+                str(home),
+            ]
+            notes.append(
+                f"The Home: {args.records:,} real notes (one version each, recipe {recipe}), built and"
+                f" indexed in {time.perf_counter() - started:.0f} s before timing;"
+                f" the question: {question!r}."
+            )
+        else:
+            notes.append(f"recall rows skipped: {corpus.missing()}")
+        times = measure(rows, args.runs, env)
+    text = section(times, notes, args.runs)
+    print(text)
+    if not args.no_write:
+        replace_section(HEADING, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

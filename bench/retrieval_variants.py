@@ -1,0 +1,198 @@
+"""The systems and variants of the retrieval benchmark (``bench/retrieval.py``).
+
+The main rows are built from the built-in recipes (:data:`BUILTIN_RECIPES`), so a change to
+a default recipe shows up here without editing the benchmark. Every variant changes one
+thing against the default and says what in its name:
+
+- **document**: the text indexed for a turn. ``window ±n`` adds the ``n`` turns before and
+  after it in the same session (the turn itself stays the unit that is ranked and scored);
+  ``+ date`` adds the session date in words.
+- **fusion**: RRF constant and weights, or normalised-score fusion.
+- **query**: the same FTS index asked with a changed question (pseudo-relevance feedback
+  fused with the original ranking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from retrieval_data import History
+
+from agent_memory.search.base import Embedder, Hit, SearchIndex
+from agent_memory.search.hybrid import fuse
+from agent_memory.search.fts import FtsIndex
+from agent_memory.search.holdings import fuse as fuse_recipe
+from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec
+from agent_memory.search.vectors import VectorIndex
+
+
+Ranker = Callable[[History], list[list[int]]]
+"""A system of its own: builds over a history and returns a ranking per question."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One index to build per history: how to make it and what text it holds for each turn."""
+
+    name: str
+    make: Callable[[], SearchIndex]
+    document: Callable[[History, int], str]
+
+
+@dataclass(frozen=True)
+class System:
+    """A row of a table: how its ranking is made from the parts' rankings (or by itself)."""
+
+    name: str
+    parts: tuple[str, ...] = ()
+    combine: Callable[[list[list[Hit]]], list[Hit]] | None = None
+    own: Ranker | None = None  # bm25s, porcelain: a ranking per question
+    sessions: bool = False  # its ranking holds sessions, not turns
+    note: str = ""
+
+
+def body(history: History, index: int) -> str:
+    """The note text of a turn (the default document)."""
+    return history.turns[index].body
+
+
+def rrf(
+    weights: Sequence[float] = (1.0, 1.0), k_rrf: int = 60, depth: int | None = None
+) -> Callable[[list[list[Hit]]], list[Hit]]:
+    """Return a combiner: reciprocal rank fusion with these weights and constant (hybrid.fuse).
+
+    With ``depth``, only each part's first ``depth`` hits are fused; the rest of the
+    ranking follows, fused over every hit.
+    """
+
+    def combine(rankings: list[list[Hit]]) -> list[Hit]:
+        full = fuse(rankings, weights, method="rrf", k_rrf=k_rrf)
+        if depth is None:
+            return full
+        head = fuse([r[:depth] for r in rankings], weights, method="rrf", k_rrf=k_rrf)
+        held = {h.record_id for h in head}
+        return head + [h for h in full if h.record_id not in held]
+
+    return combine
+
+
+def weighted(weights: Sequence[float], normalise: Any = "max") -> Callable[[list[list[Hit]]], list[Hit]]:
+    """Return a combiner: normalised-score fusion (hybrid.fuse ``weighted``)."""
+    return lambda rankings: fuse(rankings, weights, method="weighted", normalise=normalise)
+
+
+def from_recipe(spec: RecipeSpec, embedder: Embedder) -> SearchIndex:
+    """Open an in-memory index of a built-in recipe, its MiniLM vectors read through ``embedder``."""
+    if spec.kind == "hybrid":
+        return fuse_recipe(spec, [from_recipe(part, embedder) for part in spec.parts])
+    if spec.kind == "bm25":
+        return FtsIndex(":memory:", name=spec.name, mode=spec.options["mode"])
+    floor = float(spec.options.get("min_similarity", 0.0))
+    return VectorIndex(":memory:", embedder, name=spec.name, min_similarity=floor)
+
+
+def window(before: int, after: int) -> Callable[[History, int], str]:
+    """Return a document maker: the turn, with up to ``before``/``after`` neighbours of its session."""
+
+    def document(history: History, index: int) -> str:
+        turns = history.turns
+        session = turns[index].session
+        lo, hi = index, index
+        while lo > 0 and index - lo < before and turns[lo - 1].session == session:
+            lo -= 1
+        while hi + 1 < len(turns) and hi - index < after and turns[hi + 1].session == session:
+            hi += 1
+        return "\n".join(turns[j].body for j in range(lo, hi + 1))
+
+    return document
+
+
+def dated(history: History, index: int) -> str:
+    """The note text with its session date in words (``8 May 2023``)."""
+    turn = history.turns[index]
+    return f"{turn.body}\n({turn.when.day} {turn.when:%B %Y})"
+
+
+def parts(embedder: Embedder) -> dict[str, Part]:
+    """Every index the systems read, by name."""
+    bm25, vec = BUILTIN_RECIPES["bm25"], BUILTIN_RECIPES["vectors-minilm"]
+    out = {
+        "fts": Part("fts", lambda: from_recipe(bm25, embedder), body),
+        "vec": Part("vec", lambda: from_recipe(vec, embedder), body),
+        "vec0": Part("vec0", lambda: VectorIndex(":memory:", embedder), body),
+        "fts-or": Part("fts-or", lambda: FtsIndex(":memory:", mode="or"), body),
+        "fts-date": Part("fts-date", lambda: from_recipe(bm25, embedder), dated),
+    }
+    for before, after in ((1, 0), (1, 1), (2, 2)):
+        tag = f"w{before}{after}"
+        out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: from_recipe(bm25, embedder), window(before, after))
+        out[f"vec-{tag}"] = Part(f"vec-{tag}", lambda: from_recipe(vec, embedder), window(before, after))
+    return out
+
+
+def _default_combiner() -> Callable[[list[list[Hit]]], list[Hit]]:
+    options: dict[str, Any] = dict(BUILTIN_RECIPES["hybrid"].options)
+    if options["fusion"] == "rrf":
+        return rrf(options["weights"], options["k_rrf"])
+    return weighted(options["weights"], options["normalise"])
+
+
+def systems(
+    dataset: str,
+    embedder: Embedder,
+    porcelain: Callable[[Callable[[], SearchIndex]], Ranker],
+    bm25s_turns: Ranker,
+    bm25s_sessions: Ranker,
+) -> list[System]:
+    """The rows of one dataset's tables: main systems first, then the variants (``note="variant"``)."""
+    hybrid = _default_combiner()
+    main = [
+        System("bm25 (FtsIndex)", ("fts",)),
+        System("vectors-minilm (MiniLM int8, cosine ≥ 0.3)", ("vec",)),
+        System("hybrid (default recipe)", ("fts", "vec"), hybrid),
+        System(
+            "Memory.recall (default recipe)",
+            own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder)),
+        ),
+        System("bm25s 0.3 over turns (baseline)", own=bm25s_turns),
+    ]
+    if dataset == "longmemeval":
+        main.append(System("bm25s 0.3 over whole sessions (baseline)", own=bm25s_sessions, sessions=True))
+    v = "variant"
+    variants = [
+        System("bm25, query mode or", ("fts-or",), note=v),
+        System("bm25, + session date in the text", ("fts-date",), note=v),
+        System("bm25, window -1 (previous turn)", ("fts-w10",), note=v),
+        System("bm25, window ±1", ("fts-w11",), note=v),
+        System("bm25, window ±2", ("fts-w22",), note=v),
+        System("vectors, no cosine floor", ("vec0",), note=v),
+        System("vectors, window ±1", ("vec-w11",), note=v),
+        System("hybrid, vectors without floor", ("fts", "vec0"), hybrid, note=v),
+        *(
+            System(f"hybrid, RRF k={k} over the first {d} of each part", ("fts", "vec"), rrf((1.0, 1.0), k, d), note=v)
+            for d in (10, 20, 32, 50)
+            for k in (5, 10, 30, 60)
+        ),
+        *(
+            System(f"hybrid, RRF k={k} weights {w[0]:g}:{w[1]:g} over the first 32", ("fts", "vec"), rrf(w, k, 32), note=v)
+            for k in (10, 60)
+            for w in ((1.5, 1.0), (2.0, 1.0), (3.0, 1.0))
+        ),
+        System("hybrid, RRF k=10", ("fts", "vec"), rrf((1.0, 1.0), 10), note=v),
+        System("hybrid, RRF k=30", ("fts", "vec"), rrf((1.0, 1.0), 30), note=v),
+        System("hybrid, RRF weights 2:1", ("fts", "vec"), rrf((2.0, 1.0)), note=v),
+        System("hybrid, RRF weights 1:2", ("fts", "vec"), rrf((1.0, 2.0)), note=v),
+        System("hybrid, weighted max 1:1", ("fts", "vec"), weighted((1.0, 1.0)), note=v),
+        System("hybrid, weighted minmax 1:1", ("fts", "vec"), weighted((1.0, 1.0), "minmax"), note=v),
+        System("hybrid, both windowed ±1", ("fts-w11", "vec-w11"), hybrid, note=v),
+        System("hybrid, bm25 ±1 + vectors", ("fts-w11", "vec"), hybrid, note=v),
+        System(
+            "hybrid, bm25 + bm25 ±1 + vectors + vectors ±1",
+            ("fts", "fts-w11", "vec", "vec-w11"),
+            rrf((1.0, 1.0, 1.0, 1.0)),
+            note=v,
+        ),
+    ]
+    return main + variants

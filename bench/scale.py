@@ -1,0 +1,476 @@
+"""Scale benchmark: what a Home costs at 10k, 100k (and 1M) records, for each store (issue 10 item 4).
+
+Homes are generated from realistic text (:func:`corpus.scale_texts`: the datasets' turns,
+then notes of two or three of their sentences) with the mix a living Home has: 1 in 10 an
+episode tagged with a topic, creation times over two years, confidence 0.5-1. Three
+deployments, each measured at every size in a fresh Python process (so its peak memory is
+its own):
+
+- ``files``: the Home of DESIGN.md §3, Markdown notes + JSONL log + SQLite caches;
+- ``sqlite``: :class:`SQLiteStore` + :class:`SQLiteLog` + the same SQLite indexes;
+- ``postgres``: :class:`PostgresStore` + :class:`PostgresLog` + :class:`PgTextIndex` and
+  :class:`PgVectorIndex` (HNSW) on a private cluster started as ``tests/pg.py`` does.
+
+Search is BM25 beside vectors of the :class:`HashEmbedder` (256 dimensions) at every size:
+search speed depends on the vectors' width, not on the model, and the real model's
+embedding throughput is measured separately (its time to embed each tier is given). Each
+cost is paired with its baseline from the same process: remember (``Memory.remember``,
+signed, deduped, logged, indexed) against the store's own ``put``; recall against the bare
+index query it makes; reindex and consolidation (a dry run of every pass) against reading
+every record once. Peak memory is the process's maximum resident set
+(``resource.getrusage``), beside its size once the corpus is generated. Disk is the
+Home's folder (and the PostgreSQL relations) divided by the records.
+
+Usage: ``python bench/scale.py [--quick] [--with-1m] [--backends files sqlite postgres]
+[--no-write]``. Prints the ``## Scale`` section, writes it into ``docs/benchmarks.md`` and the
+log-log plots (cost against records, fitted exponent) into ``docs/benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import corpus
+from report import PLOTS, ROOT, loglog_plot, machine, replace_section
+
+HEADING = "## Scale"
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+BACKENDS = ("files", "sqlite", "postgres")
+# Each timed loop stops after this many seconds once it has MINIMUM samples: a store whose
+# recall reads every record must not hold the run for an hour (the table gives the count).
+BUDGET_S = 30.0
+MINIMUM = 3
+TOPICS = ("work", "family", "travel", "health", "hobby", "food", "money", "friends")
+
+
+def rss_mb() -> float:
+    """Return this process's peak resident set so far, in MB.
+
+    Linux's ``VmHWM`` first: ``ru_maxrss`` keeps the parent's size across ``fork`` + ``exec``,
+    so a worker started by a parent holding the corpus would report the parent's memory.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def make_records(texts: list[tuple[str, str]], offset: int = 0) -> list[Any]:
+    """Return one record per ``(text, ref)``: facts, 1 in 10 a tagged episode, two years of times."""
+    from agent_memory.records import MemoryRecord, Provenance
+
+    rng = random.Random(offset + 1)  # noqa: S311 - a reproducible Home, not a secret
+    records = []
+    for number, (text, ref) in enumerate(texts, offset):
+        episode = number % 10 == 0
+        records.append(
+            MemoryRecord.create(
+                type="episode" if episode else "fact",
+                body=text,
+                provenance=Provenance(kind="import", ref=ref),
+                created_at=NOW - timedelta(days=730 * (1 - number / (offset + len(texts) + 1))),
+                confidence=round(rng.uniform(0.5, 1.0), 4),
+                tags=(TOPICS[number % len(TOPICS)],) if episode else (),
+            )
+        )
+    return records
+
+
+def timed(action: Callable[[], object]) -> float:
+    """Return the seconds ``action`` takes."""
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def bounded(items: list[Any], action: Callable[[Any], object]) -> float:
+    """Call ``action`` per item until :data:`BUDGET_S` is spent (at least :data:`MINIMUM`); return calls/s."""
+    started = time.perf_counter()
+    done = 0
+    for item in items:
+        action(item)
+        done += 1
+        if done >= MINIMUM and time.perf_counter() - started > BUDGET_S:
+            break
+    return done / (time.perf_counter() - started)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Return the nearest-rank ``fraction`` (0-1) percentile of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def folder_bytes(path: Path) -> int:
+    """Return the bytes of every file under ``path``."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+# ---------------------------------------------------------------------- one tier, in its own process
+
+
+def open_backend(
+    backend: str, work: Path, dsn: str | None, records: list[Any]
+) -> tuple[Any, Callable[[], int]]:
+    """Fill ``backend`` with ``records`` the fast way and return a Memory over it and a disk meter."""
+    from agent_memory.home import Home
+    from agent_memory.memory import Memory
+    from agent_memory.notes import dump_note
+    from agent_memory.salience import Salience
+    from agent_memory.search.catalog import IndexCatalog
+    from agent_memory.search.embedders import HashEmbedder
+
+    home = Home.init(work / "home", timezone="UTC", key_file=work / "bench.key", git=False, now=NOW)
+    identity = home.identity()
+    salience = Salience(home.cache_dir / "salience.json")
+    if backend == "files":
+        for record in records:  # as a copy or a git pull would leave them: no fsync per file
+            folder = home.root / "notes" / record.id.removeprefix("mem:")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "000001.md").write_bytes(dump_note(record))
+        store = home.store()
+        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder())
+        memory = Memory(
+            store, home.log(), catalog, identity=identity, salience=salience, writer_lock=home.writer_lock
+        )
+        return memory, lambda: folder_bytes(home.root)
+    if backend == "sqlite":
+        from agent_memory.log.sqlite import SQLiteLog
+        from agent_memory.stores.sqlite import SQLiteStore
+
+        store = SQLiteStore(work / "store.sqlite")
+        for start in range(0, len(records), 1000):
+            store.put_many(records[start : start + 1000])
+        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder())
+        memory = Memory(store, SQLiteLog(work / "log.sqlite"), catalog, identity=identity, salience=salience)
+        return memory, lambda: folder_bytes(work) - folder_bytes(home.root / "notes")
+    assert dsn is not None
+    from agent_memory.log.postgres import PostgresLog
+    from agent_memory.search.pg_vectors import PgVectorIndex
+    from agent_memory.search.postgres import PgTextIndex
+    from agent_memory.stores.postgres import PostgresStore
+
+    base = f"scale_{uuid.uuid4().hex[:10]}"
+    schemas = [f"{base}_store", f"{base}_log", f"{base}_idx"]
+    store = PostgresStore(dsn, schema=schemas[0])
+    for record in records:
+        store.put(record)
+    indexes = {
+        "bm25": PgTextIndex(dsn, schema=schemas[2], name="fulltext"),
+        "vectors": PgVectorIndex(dsn, HashEmbedder(), schema=schemas[2], name="vectors"),
+    }
+    catalog = IndexCatalog(store, indexes, folder=home.cache_dir / "indexes")
+    memory = Memory(store, PostgresLog(dsn, schema=schemas[1]), catalog, identity=identity, salience=salience)
+    return memory, lambda: pg_bytes(dsn, schemas) + folder_bytes(home.cache_dir)
+
+
+def pg_bytes(dsn: str, schemas: list[str]) -> int:
+    """Return the bytes of every relation (tables, indexes, TOAST) in ``schemas``."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY(%s) AND c.relkind = 'r'",
+            (schemas,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def measure_tier(backend: str, size: int, dsn: str | None, data: Path, writes: int) -> dict[str, Any]:
+    """Build one Home of ``size`` records on ``backend`` and measure it (see the module docstring).
+
+    ``data`` holds ``texts.jsonl`` (``[text, ref]`` per line, at least ``size + 2 * writes``)
+    and ``questions.json``, written by the parent so this process never loads the datasets.
+    """
+    from agent_memory.jobs.consolidate import consolidate
+    from agent_memory.jobs.text import content_terms
+
+    with (data / "texts.jsonl").open(encoding="utf-8") as lines:
+        texts = [tuple(json.loads(line)) for _, line in zip(range(size + 2 * writes), lines, strict=False)]
+    records, spare = make_records(texts[:size]), make_records(texts[size:], offset=size)
+    asked = json.loads((data / "questions.json").read_text(encoding="utf-8"))
+    corpus_mb = rss_mb()
+    out: dict[str, Any] = {"backend": backend, "size": size, "corpus_rss_mb": corpus_mb}
+    with tempfile.TemporaryDirectory(prefix="am-scale-", dir=os.environ.get("BENCH_DIR")) as folder:
+        work = Path(folder)
+        os.environ["XDG_CONFIG_HOME"] = str(work / "config")
+        started = time.perf_counter()
+        memory, disk = open_backend(backend, work, dsn, records)
+        out["fill_per_s"] = size / (time.perf_counter() - started)
+        store = memory.store
+        out["list_s"] = timed(store.list)
+        out["reindex_s"] = timed(memory.catalog.rebuild)
+        for question in asked[:10]:  # warm caches and connections
+            memory.recall(question, now=NOW)
+        bare, recall = [], []
+        deadline = time.perf_counter() + BUDGET_S
+        for question in asked:
+            bare.append(timed(lambda q=question: memory.catalog.query(q, k=32)) * 1000)
+            recall.append(timed(lambda q=question: memory.recall(q, now=NOW)) * 1000)
+            if len(recall) >= MINIMUM and time.perf_counter() > deadline:
+                break
+        out |= {
+            "queries": len(recall),
+            "bare_p50_ms": statistics.median(bare),
+            "bare_p99_ms": percentile(bare, 0.99),
+            "recall_p50_ms": statistics.median(recall),
+            "recall_p99_ms": percentile(recall, 0.99),
+        }
+        stamp = NOW + timedelta(days=1)
+        out["put_per_s"] = bounded(spare[:writes], store.put)
+        out["remember_per_s"] = bounded(
+            spare[writes:], lambda r: memory.remember(r.body, source=r.provenance.ref, now=stamp)
+        )
+        out["terms_s"] = timed(lambda: [content_terms(r.body) for r in store.list()])
+        report = None
+
+        def dry_run() -> None:
+            nonlocal report
+            report = consolidate(store, now=NOW + timedelta(days=30))
+
+        out["consolidate_s"] = timed(dry_run)
+        out["pairs"] = report.stats.get("pairs", 0) if report is not None else 0
+        memory.close()
+        out["disk_per_record"] = disk() / (size + 2 * writes)
+    out["peak_rss_mb"] = rss_mb()
+    return out
+
+
+# ---------------------------------------------------------------------- the run
+
+
+def embedding_rates(texts: list[str]) -> dict[str, float]:
+    """Return texts per second of the hash embedder and of MiniLM (when installed) on ``texts``."""
+    from agent_memory.search.embedders import HashEmbedder, MiniLMEmbedder
+
+    rates: dict[str, float] = {}
+    embedders: dict[str, Any] = {"HashEmbedder (256)": HashEmbedder()}
+    try:
+        embedders["MiniLM int8 (384)"] = MiniLMEmbedder()
+    except ImportError as exc:
+        print(f"MiniLM throughput not measured: {exc}", file=sys.stderr)
+    for name, embedder in embedders.items():
+        embedder.embed(texts[:32])
+        seconds = min(timed(lambda e=embedder: e.embed(texts)) for _ in range(2))
+        rates[name] = len(texts) / seconds
+    return rates
+
+
+def start_postgres() -> tuple[str | None, str]:
+    """Return a private cluster's DSN and a note, or ``None`` and why there is none."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        import pg
+
+        return pg.shared_cluster().dsn, ""
+    except BaseException as exc:  # pytest's skip/fail outcomes are BaseExceptions
+        return None, f"PostgreSQL not measured: {exc}"
+
+
+def run_tier(backend: str, size: int, dsn: str | None, data: Path, writes: int) -> dict[str, Any]:
+    """Run :func:`measure_tier` in a fresh interpreter; return its figures or ``{"error": …}``."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [sys.executable, __file__, "--worker", backend, str(size), "--out", out.name]
+        command += ["--data", str(data), "--writes", str(writes)] + (["--dsn", dsn] if dsn else [])
+        done = subprocess.run(command, check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            return {"backend": backend, "size": size, "error": done.stderr.strip().splitlines()[-1:]}
+        result: dict[str, Any] = json.loads(Path(out.name).read_text(encoding="utf-8"))
+        return result
+
+
+COLUMNS = [
+    ("remember/s", "remember_per_s", "{:,.0f}"),
+    ("put/s (baseline)", "put_per_s", "{:,.0f}"),
+    ("questions", "queries", "{:,}"),
+    ("recall p50 / p99 ms", ("recall_p50_ms", "recall_p99_ms"), "{:,.1f} / {:,.1f}"),
+    ("bare query p50 / p99 ms (baseline)", ("bare_p50_ms", "bare_p99_ms"), "{:,.1f} / {:,.1f}"),
+    ("reindex s", "reindex_s", "{:,.1f}"),
+    ("consolidate s", "consolidate_s", "{:,.1f}"),
+    ("read every record s (baseline)", "list_s", "{:,.2f}"),
+    ("peak RSS MB (after loading the texts)", ("peak_rss_mb", "corpus_rss_mb"), "{:,.0f} ({:,.0f})"),
+    ("disk bytes/record", "disk_per_record", "{:,.0f}"),
+]
+PLOTTED = [
+    ("reindex_s", "reindex (s)"),
+    ("consolidate_s", "consolidation dry run (s)"),
+    ("recall_p50_ms", "recall p50 (ms)"),
+    ("peak_rss_mb", "peak RSS (MB)"),
+    ("disk_per_record", "disk per record (bytes)"),
+]
+
+
+def cell(row: dict[str, Any], key: str | tuple[str, ...], form: str) -> str:
+    """Format one table cell from ``row``."""
+    keys = (key,) if isinstance(key, str) else key
+    return form.format(*(row[k] for k in keys))
+
+
+def section(rows: list[dict[str, Any]], rates: dict[str, float], notes: list[str], plots: list[str]) -> str:
+    """Return the ``## Scale`` section."""
+    header = "| store | records | " + " | ".join(name for name, _, _ in COLUMNS) + " |"
+    table = [header, "|---|--:|" + "--:|" * len(COLUMNS)]
+    for row in rows:
+        if "error" in row:
+            table.append(f"| {row['backend']} | {row['size']:,} | failed: {' '.join(row['error'])[:150]} |")
+            continue
+        cells = [cell(row, key, form) for _, key, form in COLUMNS]
+        table.append(f"| {row['backend']} | {row['size']:,} | " + " | ".join(cells) + " |")
+    rate_lines = [
+        f"| {name} | {rate:,.0f} | "
+        + " | ".join(f"{size / rate / 60:,.1f}" for size in (10_000, 100_000, 1_000_000))
+        + " |"
+        for name, rate in rates.items()
+    ]
+    return "\n".join(
+        [
+            HEADING,
+            "",
+            "Written by `bench/scale.py` (`--with-1m` adds 1M records). Homes are generated from the",
+            "datasets' turns (then notes of two or three of their sentences): 1 in 10 a tagged episode,",
+            "two years of creation times. `files` is the Home of DESIGN.md §3 (Markdown notes, JSONL log,",
+            "SQLite caches); `sqlite` the SQLite store and log with the same caches; `postgres` the",
+            "PostgreSQL store, log, full-text and pgvector (HNSW) indexes on a private local cluster",
+            "(`fsync=off`). Search: BM25 beside HashEmbedder vectors (256 dimensions), fused by recall.",
+            "Baselines from the same process: `put` of the store against `remember` (signed, deduped,",
+            "logged, indexed); the bare index query against `recall` (budget 2,000 tokens); reading every",
+            "record once against reindex and a consolidation dry run. Each store and size runs in its",
+            "own process; a timed loop stops after 30 s once it has 3 samples (column *questions*).",
+            "",
+            f"Machine: {machine()}.",
+            "",
+            *table,
+            "",
+            *notes,
+            "",
+            "Embedding throughput (texts/s, turns from the datasets, batches as `embed` gets them) and",
+            "the minutes each would take to embed a tier once:",
+            "",
+            "| embedder | texts/s | 10k (min) | 100k (min) | 1M (min) |",
+            "|---|--:|--:|--:|--:|",
+            *rate_lines,
+            "",
+            *(f"![{name}](benchmarks/{name})" for name in plots),
+            "",
+        ]
+    )
+
+
+def exponents(rows: list[dict[str, Any]]) -> list[str]:
+    """Return one line per store: the fitted log-log exponent of each plotted cost."""
+    import numpy as np
+
+    lines = []
+    for backend in BACKENDS:
+        mine = [r for r in rows if r["backend"] == backend and "error" not in r]
+        if len({r["size"] for r in mine}) < 2:
+            continue
+        sizes = np.log([r["size"] for r in mine])
+        fits = [
+            f"{label} {np.polyfit(sizes, np.log([r[key] for r in mine]), 1)[0]:.2f}" for key, label in PLOTTED
+        ]
+        lines.append(
+            f"- **{backend}**, fitted exponent (slope of log cost on log records): " + "; ".join(fits)
+        )
+    return lines
+
+
+def aims(rows: list[dict[str, Any]]) -> list[str]:
+    """Return the verdict on issue 10's aim that these figures decide: recall p50 < 20 ms at 100k."""
+    lines = []
+    for row in rows:
+        if row["size"] == 100_000 and "error" not in row:
+            verdict = "met" if row["recall_p50_ms"] < 20 else f"missed by {row['recall_p50_ms'] - 20:.1f} ms"
+            lines.append(
+                f"- Aim recall p50 < 20 ms at 100k, **{row['backend']}**: "
+                f"{row['recall_p50_ms']:.1f} ms ({verdict});"
+                f" the bare query alone takes {row['bare_p50_ms']:.1f} ms."
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every store at every size, print the section, write it and the plots unless ``--no-write``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1k and 2k records, fewer questions")
+    parser.add_argument("--with-1m", action="store_true", help="also 1,000,000 records")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the docs alone")
+    parser.add_argument("--worker", nargs=2, metavar=("BACKEND", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--dsn", help="a PostgreSQL server to use instead of a private cluster")
+    parser.add_argument("--queries", type=int, default=300, help="questions asked per tier")
+    parser.add_argument("--writes", type=int, default=300, help="remembers (and puts) per tier")
+    args = parser.parse_args(argv)
+    if args.worker:
+        result = measure_tier(args.worker[0], int(args.worker[1]), args.dsn, Path(args.data), args.writes)
+        Path(args.out).write_text(json.dumps(result), encoding="utf-8")
+        return 0
+    if not corpus.available():
+        print(corpus.missing())
+        return 0
+    sizes = [1_000, 2_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.with_1m else [])
+    queries, writes = (20, 20) if args.quick else (args.queries, args.writes)
+    data = Path(tempfile.mkdtemp(prefix="am-scale-data-"))
+    with (data / "texts.jsonl").open("w", encoding="utf-8") as out:
+        for pair in corpus.scale_texts(max(sizes) + 2 * writes):
+            out.write(json.dumps(pair) + "\n")
+    (data / "questions.json").write_text(json.dumps(corpus.questions()[:queries]), encoding="utf-8")
+    notes: list[str] = []
+    dsn = args.dsn
+    if "postgres" in args.backends and dsn is None:
+        dsn, why = start_postgres()
+        notes += [f"- {why}"] if why else []
+    rows = []
+    for size in sizes:
+        for backend in args.backends:
+            if backend == "postgres" and dsn is None:
+                continue
+            rows.append(run_tier(backend, size, dsn, data, writes))
+            print(json.dumps(rows[-1]), flush=True)
+    sample = [text for text, _ in corpus.scale_texts(512)]
+    rates = embedding_rates(sample)
+    notes = aims(rows) + exponents(rows) + notes
+    plots = []
+    if not args.no_write:
+        PLOTS.mkdir(parents=True, exist_ok=True)
+        for key, label in PLOTTED:
+            series = {
+                b: [(r["size"], r[key]) for r in rows if r["backend"] == b and "error" not in r]
+                for b in BACKENDS
+            }
+            name = f"scale-{key.removesuffix('_s').removesuffix('_ms').replace('_', '-')}.png"
+            loglog_plot(PLOTS / name, f"{label} against records", label, series)
+            plots.append(name)
+    text = section(rows, rates, notes, plots)
+    print(text)
+    if not args.no_write:
+        (PLOTS / "scale.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        replace_section(HEADING, text)
+    shutil.rmtree(data, ignore_errors=True)
+    failed = [r for r in rows if "error" in r]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
