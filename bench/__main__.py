@@ -128,12 +128,13 @@ def run(bench: Benchmark, args: Sequence[str]) -> Outcome:
     )
     assert process.stdout is not None
     skipped, tail = "", []
-    for line in process.stdout:
-        sys.stdout.write(line)
-        sys.stdout.flush()
-        tail = [*tail[-4:], line.rstrip()]
-        if line.startswith("skipped") and not skipped:
-            skipped = line.strip()
+    with process.stdout:
+        for line in process.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            tail = [*tail[-4:], line.rstrip()]
+            if line.startswith("skipped") and not skipped:
+                skipped = line.strip()
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
@@ -146,8 +147,14 @@ def run(bench: Benchmark, args: Sequence[str]) -> Outcome:
     return Outcome(bench.name, "ok", seconds, peak)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the chosen benchmarks, write the docs header, list failures; return 1 if any failed."""
+def main(argv: Sequence[str] | None = None, folder: Path = BENCH, docs: Path | None = None) -> int:
+    """Run the chosen benchmarks, write the docs header, list failures; return 1 if any failed.
+
+    Args:
+        argv: The options (see the module docstring); ``sys.argv[1:]`` by default.
+        folder: Where the benchmarks are found.
+        docs: The Markdown file whose header is written; ``docs/benchmarks.md`` by default.
+    """
     parser = argparse.ArgumentParser(prog="python -m bench", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smallest settings; print, do not write docs")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks")
@@ -157,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the benchmarks and their arguments")
     options = parser.parse_args(argv)
     write = not options.no_write and (options.write or not options.quick)
-    benches = discover()
+    benches = discover(folder)
     if options.only:
         unknown = sorted(set(options.only) - {b.name for b in benches})
         if unknown:
@@ -176,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{outcome.name:12} {outcome.outcome:8} {outcome.seconds:8.0f} s  {outcome.note}")
     if write:
         command = shlex.join(["python", "-m", "bench", *(argv if argv is not None else sys.argv[1:])])
-        write_header([(o.name, o.outcome, o.seconds, o.note) for o in outcomes], command)
+        rows = [(o.name, o.outcome, o.seconds, o.note) for o in outcomes]
+        write_header(rows, command, *([docs] if docs is not None else []))
     failed = [o.name for o in outcomes if o.outcome == "failed"]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

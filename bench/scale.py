@@ -46,11 +46,10 @@ from pathlib import Path
 from typing import Any
 
 import corpus
-from report import PLOTS, ROOT, loglog_plot, machine, replace_section
+from report import PLOTS, ROOT, loglog_plot, replace_section
+from scale_report import BACKENDS, HEADING, PLOTTED, aims, exponents, section
 
-HEADING = "## Scale"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
-BACKENDS = ("files", "sqlite", "postgres")
 # Each timed loop stops after this many seconds once it has MINIMUM samples: a store whose
 # recall reads every record must not hold the run for an hour (the table gives the count).
 BUDGET_S = 30.0
@@ -298,116 +297,6 @@ def run_tier(backend: str, size: int, dsn: str | None, data: Path, writes: int) 
         return result
 
 
-COLUMNS = [
-    ("remember/s", "remember_per_s", "{:,.0f}"),
-    ("put/s (baseline)", "put_per_s", "{:,.0f}"),
-    ("questions", "queries", "{:,}"),
-    ("recall p50 / p99 ms", ("recall_p50_ms", "recall_p99_ms"), "{:,.1f} / {:,.1f}"),
-    ("bare query p50 / p99 ms (baseline)", ("bare_p50_ms", "bare_p99_ms"), "{:,.1f} / {:,.1f}"),
-    ("reindex s", "reindex_s", "{:,.1f}"),
-    ("consolidate s", "consolidate_s", "{:,.1f}"),
-    ("read every record s (baseline)", "list_s", "{:,.2f}"),
-    ("peak RSS MB (after loading the texts)", ("peak_rss_mb", "corpus_rss_mb"), "{:,.0f} ({:,.0f})"),
-    ("disk bytes/record", "disk_per_record", "{:,.0f}"),
-]
-PLOTTED = [
-    ("reindex_s", "reindex (s)"),
-    ("consolidate_s", "consolidation dry run (s)"),
-    ("recall_p50_ms", "recall p50 (ms)"),
-    ("peak_rss_mb", "peak RSS (MB)"),
-    ("disk_per_record", "disk per record (bytes)"),
-]
-
-
-def cell(row: dict[str, Any], key: str | tuple[str, ...], form: str) -> str:
-    """Format one table cell from ``row``."""
-    keys = (key,) if isinstance(key, str) else key
-    return form.format(*(row[k] for k in keys))
-
-
-def section(rows: list[dict[str, Any]], rates: dict[str, float], notes: list[str], plots: list[str]) -> str:
-    """Return the ``## Scale`` section."""
-    header = "| store | records | " + " | ".join(name for name, _, _ in COLUMNS) + " |"
-    table = [header, "|---|--:|" + "--:|" * len(COLUMNS)]
-    for row in rows:
-        if "error" in row:
-            table.append(f"| {row['backend']} | {row['size']:,} | failed: {' '.join(row['error'])[:150]} |")
-            continue
-        cells = [cell(row, key, form) for _, key, form in COLUMNS]
-        table.append(f"| {row['backend']} | {row['size']:,} | " + " | ".join(cells) + " |")
-    rate_lines = [
-        f"| {name} | {rate:,.0f} | "
-        + " | ".join(f"{size / rate / 60:,.1f}" for size in (10_000, 100_000, 1_000_000))
-        + " |"
-        for name, rate in rates.items()
-    ]
-    return "\n".join(
-        [
-            HEADING,
-            "",
-            "Written by `bench/scale.py` (`--with-1m` adds 1M records). Homes are generated from the",
-            "datasets' turns (then notes of two or three of their sentences): 1 in 10 a tagged episode,",
-            "two years of creation times. `files` is the Home of DESIGN.md §3 (Markdown notes, JSONL log,",
-            "SQLite caches); `sqlite` the SQLite store and log with the same caches; `postgres` the",
-            "PostgreSQL store, log, full-text and pgvector (HNSW) indexes on a private local cluster",
-            "(`fsync=off`). Search: BM25 beside HashEmbedder vectors (256 dimensions), fused by recall.",
-            "Baselines from the same process: `put` of the store against `remember` (signed, deduped,",
-            "logged, indexed); the bare index query against `recall` (budget 2,000 tokens); reading every",
-            "record once against reindex and a consolidation dry run. Each store and size runs in its",
-            "own process; a timed loop stops after 30 s once it has 3 samples (column *questions*).",
-            "",
-            f"Machine: {machine()}.",
-            "",
-            *table,
-            "",
-            *notes,
-            "",
-            "Embedding throughput (texts/s, turns from the datasets, batches as `embed` gets them) and",
-            "the minutes each would take to embed a tier once:",
-            "",
-            "| embedder | texts/s | 10k (min) | 100k (min) | 1M (min) |",
-            "|---|--:|--:|--:|--:|",
-            *rate_lines,
-            "",
-            *(f"![{name}](benchmarks/{name})" for name in plots),
-            "",
-        ]
-    )
-
-
-def exponents(rows: list[dict[str, Any]]) -> list[str]:
-    """Return one line per store: the fitted log-log exponent of each plotted cost."""
-    import numpy as np
-
-    lines = []
-    for backend in BACKENDS:
-        mine = [r for r in rows if r["backend"] == backend and "error" not in r]
-        if len({r["size"] for r in mine}) < 2:
-            continue
-        sizes = np.log([r["size"] for r in mine])
-        fits = [
-            f"{label} {np.polyfit(sizes, np.log([r[key] for r in mine]), 1)[0]:.2f}" for key, label in PLOTTED
-        ]
-        lines.append(
-            f"- **{backend}**, fitted exponent (slope of log cost on log records): " + "; ".join(fits)
-        )
-    return lines
-
-
-def aims(rows: list[dict[str, Any]]) -> list[str]:
-    """Return the verdict on issue 10's aim that these figures decide: recall p50 < 20 ms at 100k."""
-    lines = []
-    for row in rows:
-        if row["size"] == 100_000 and "error" not in row:
-            verdict = "met" if row["recall_p50_ms"] < 20 else f"missed by {row['recall_p50_ms'] - 20:.1f} ms"
-            lines.append(
-                f"- Aim recall p50 < 20 ms at 100k, **{row['backend']}**: "
-                f"{row['recall_p50_ms']:.1f} ms ({verdict});"
-                f" the bare query alone takes {row['bare_p50_ms']:.1f} ms."
-            )
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run every store at every size, print the section, write it and the plots unless ``--no-write``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -448,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows.append(run_tier(backend, size, dsn, data, writes))
             print(json.dumps(rows[-1]), flush=True)
+    for row in rows:
+        if "error" not in row:
+            row["remember_ms"] = 1000 / row["remember_per_s"]
     sample = [text for text, _ in corpus.scale_texts(512)]
     rates = embedding_rates(sample)
     notes = aims(rows) + exponents(rows) + notes

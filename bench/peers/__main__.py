@@ -193,6 +193,10 @@ def systems(work: Path) -> list[System | tuple[str, str]]:
                     DRIVERS / "basic_memory_run.py",
                     env=env,
                     cold=lambda w, q, bm=bm: [bm, "tool", "search-notes", q, "--json", "--project", "conv0"],
+                    notes=[
+                        "keyword search only: its semantic search needs SQLite extension loading (absent"
+                        " from this Python build, it says) and a fastembed model downloaded from a hub"
+                    ],
                     mcp=lambda w, bm=bm: (
                         [bm, "mcp", "--project", "conv0"],
                         "search_notes",
@@ -209,7 +213,13 @@ def systems(work: Path) -> list[System | tuple[str, str]]:
                     driver,
                     env=dict(os.environ),
                     cold=lambda w, q, p=python, d=driver: [p, str(d), "--cold", str(w / "memweave"), q],
-                    notes=["cold start through its API (its CLI's search embeds the query through LiteLLM)"],
+                    notes=[
+                        "its keyword search joins every word of the query with AND (an FTS5 MATCH of all"
+                        " tokens), so a question whose words do not all occur in one turn finds nothing;"
+                        " its vector half needs an embeddings API (LiteLLM), absent offline",
+                        "cold start through its API in a fresh process (its CLI's search embeds the query"
+                        " through LiteLLM first, which retries an unreachable API for about ten seconds)",
+                    ],
                 )
             )
     return found

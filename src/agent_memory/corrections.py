@@ -78,14 +78,16 @@ def carried_fields(record: MemoryRecord) -> dict[str, Any]:
     """Return the fields a correction keeps from ``record``, as ``Memory.supersede`` keyword arguments.
 
     ``kind``, ``subject``, ``namespace`` and ``scope`` are carried by ``supersede`` itself; this
-    adds ``type``, ``tags``, ``confidence``, ``occurred_at``, ``epistemic_status``, ``sources``
-    and ``evidence``.
+    adds ``type``, ``tags``, ``confidence``, ``occurred_at``, ``valid_from``, ``epistemic_status``,
+    ``sources`` and ``evidence``: a correction says what was true all along, so it holds from
+    the same valid time.
     """
     return {
         "type": record.type.value,
         "tags": record.tags,
         "confidence": record.confidence,
         "occurred_at": record.occurred_at,
+        "valid_from": record.valid_from,
         "epistemic_status": record.epistemic_status,
         "sources": record.sources,
         "evidence": record.evidence,

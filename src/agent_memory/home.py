@@ -169,10 +169,17 @@ class Home:
                 and ``agent-memory init-key`` do, so a lost key is never silently replaced.
 
         Raises:
-            ConfigError: The key file is missing (and ``create`` is false).
+            ConfigError: The key file is missing (and ``create`` is false), or its path is one
+                the file system refuses (a name too long).
             RecordError: The key file exists but cannot be read as a key pair.
         """
-        if not create and not self.settings.key_file.exists():
+        try:
+            present = self.settings.key_file.exists()
+        except OSError as exc:  # a name the file system refuses (too long, a loop of links)
+            raise ConfigError(
+                f"cannot use the key file: {exc.strerror}", path=str(self.settings.key_file)
+            ) from None
+        if not create and not present:
             raise ConfigError(
                 "the Home's key file is missing",
                 path=str(self.settings.key_file),

@@ -99,6 +99,8 @@ class Settings:
             raise ConfigError(f"cannot read: {exc}", path=name) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"not valid TOML: {exc}", path=name) from None
+        except ValueError as exc:  # valid TOML Python cannot hold, e.g. an integer of 5,000 digits
+            raise ConfigError(f"not usable TOML: {exc}", path=name) from None
         return cls._from_toml(data, name)
 
     @classmethod

@@ -13,8 +13,8 @@ def test_the_block_does_the_five_things_of_the_hot_entry() -> None:
     assert "Read memory when:" in block and 'agent-memory recall "QUERY" --home memory' in block
     assert "Write memory when:" in block and "--source REF --home memory" in block
     assert "Withdraw memory influence when" in block and "resolved before any retrieval" in block
-    assert "agent-memory forget --record ID" in block and "Irreversible erasure" in block
-    assert "the `recall` tool of the `agent-memory` MCP server" in block
+    assert "`agent-memory forget --record ID --home memory`" in block and "Irreversible erasure" in block
+    assert "the `recall` tool of the `agent-memory` MCP server" in block and "the `forget` tool" in block
 
 
 def test_without_mcp_the_block_names_only_the_command_line_and_quotes_odd_paths() -> None:

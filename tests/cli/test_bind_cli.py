@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from installed import COMMAND, Cli, snapshot
 
+from agent_memory.home import Home
+
 BEGIN, END = "<!-- agent-memory:begin -->", "<!-- agent-memory:end -->"
 
 # agent -> (instruction file, MCP file or None, keys from the MCP file's top to our entry)
@@ -25,8 +27,8 @@ AGENTS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
 def project(cli: Cli) -> Path:
     """A project folder with a Home at ./memory inside it."""
     folder = cli.root / "project"
-    folder.mkdir()
-    cli.ok("init", str(folder / "memory"), "--no-git", "--timezone", "UTC")
+    keys = cli.root / "config" / "agent-memory" / "keys" / "project.key"
+    Home.init(folder / "memory", timezone="UTC", key_file=keys, git=False)  # `init` has its own tests
     return folder
 
 

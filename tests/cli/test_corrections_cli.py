@@ -240,6 +240,8 @@ def test_new_files_that_cannot_be_records_are_reported_and_kept(cli: Cli, home: 
     (notes / "copy.md").write_bytes(dump_note(tea))  # a merge tool's backup of a note
     (notes / "odd.md").write_text("---\ncolour: blue\n---\nSky.\n", encoding="utf-8")
     (notes / "empty.md").write_text("   \n", encoding="utf-8")
+    (cli.root / "secret.md").write_text("Not in the Home.\n", encoding="utf-8")
+    (notes / "link.md").symlink_to(cli.root / "secret.md")
     before = snapshot(home)
     result = cli("sync", "--home", str(home), "--json")
     items = {item["path"]: item for item in json.loads(result.stdout)["items"]}
@@ -247,6 +249,7 @@ def test_new_files_that_cannot_be_records_are_reported_and_kept(cli: Cli, home: 
     assert "holds an id: a copy of a note version" in items["notes/copy.md"]["detail"]
     assert "unknown frontmatter keys ['colour']" in items["notes/odd.md"]["detail"]
     assert "is empty" in items["notes/empty.md"]["detail"]
+    assert items["notes/link.md"]["detail"].startswith("cannot be read")  # a symlink is never followed
     assert snapshot(home) == before
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from installed import Cli
 
+from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.search.recipes import SearchSettings, splice_search
 
@@ -62,3 +63,38 @@ def test_forget_prints_the_five_surfaces_and_keeps_other_namespaces(cli: Cli) ->
     assert {r["id"] for r in report["records"]} == {u2}
     with Memory.open(home) as memory:
         assert not memory.get(u1).redacted
+
+
+def _in_git_history(root: Path, text: str) -> bool:
+    import shutil
+    import subprocess
+
+    git = shutil.which("git") or "git"
+    commits = subprocess.run(
+        [git, "rev-list", "--all"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    found = subprocess.run([git, "grep", "-F", "-q", "-e", text, *commits], cwd=root, check=False)
+    return found.returncode == 0
+
+
+def test_erase_rewrites_git_history_only_when_asked(cli: Cli) -> None:
+    home = bm25_home(cli)
+    Home.open(home).commit("a Home made with git")  # cli.home() makes none, for speed
+    kept, rewritten = remember(home, UNIQUE), remember(home, "Ocelot-lantern-5521 opens the shed")
+    assert _in_git_history(home, UNIQUE)  # each write was committed
+    out = cli.ok("erase", kept, "--reason", "r", "--authority", "ada", "--yes", "--home", str(home))
+    assert "git-history: partially-completed" in out and _in_git_history(home, UNIQUE)
+    out = cli.ok(
+        "erase",
+        rewritten,
+        "--reason",
+        "r",
+        "--authority",
+        "ada",
+        "--yes",
+        "--rewrite-git",
+        "--home",
+        str(home),
+    )
+    assert not _in_git_history(home, "Ocelot-lantern-5521")
+    assert "git-history: completed" in out

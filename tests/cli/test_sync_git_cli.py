@@ -92,6 +92,19 @@ def test_a_hand_change_of_a_lifecycle_field_is_refused_and_left_as_it_is(cli: Cl
     assert snapshot(home / "notes") == before
 
 
+def test_a_note_whose_frontmatter_no_longer_parses_is_reported_and_left_as_it_is(
+    cli: Cli, home: Path
+) -> None:
+    _, folder = tea(home)
+    path = folder / "000001.md"
+    path.write_bytes(path.read_bytes().replace(b'type: "fact"', b'type: ["fact"'))
+    before = snapshot(home / "notes")
+    result = cli("sync", "--home", str(home), "--json")
+    (item,) = json.loads(result.stdout)["items"]
+    assert result.returncode == 1 and item["action"] == "problem" and "YAML error at line" in item["detail"]
+    assert snapshot(home / "notes") == before
+
+
 def test_a_hand_edit_that_was_committed_is_restored_from_the_last_sound_commit(cli: Cli, home: Path) -> None:
     _, folder = tea(home)
     path = folder / "000001.md"

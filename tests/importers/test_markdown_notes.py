@@ -83,10 +83,11 @@ def test_a_bad_frontmatter_is_reported_with_the_file_and_nothing_of_it_is_writte
     assert bodies == ["# good\n\nA good note."]
 
 
-def test_a_single_note_can_be_imported_on_its_own(tmp_path: Path) -> None:
-    root = write_tree(tmp_path / "n", NOTES)
-    items, _ = read("markdown", root / "grout.md")
-    assert [source.split("#")[0].rsplit("/", 1)[-1] for source in items] == ["grout.md"]
+def test_a_single_note_is_anchored_as_it_was_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_tree(tmp_path / "n", NOTES)
+    monkeypatch.chdir(tmp_path)
+    items, _ = read("markdown", Path("n") / "grout.md")
+    assert list(items) == ["n/grout.md#L1-L1"]
 
 
 def test_importing_a_notes_folder_twice_adds_nothing(notes: Path) -> None:

@@ -15,7 +15,7 @@ from agent_memory.jobs.distill import read_ledger
 from agent_memory.jobs.distill_rules import HeuristicOperator
 from agent_memory.jobs.inbox import InboxItem, capture
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
-from agent_memory.jobs.review_flow import accept, pending_proposals
+from agent_memory.jobs.review_flow import accept, pending_proposals, revert
 from agent_memory.memory import Memory
 from agent_memory.records import EpistemicStatus, Kind, RecordType, Scope, State
 from agent_memory.search.recipes import SearchSettings, splice_search
@@ -85,7 +85,10 @@ def test_distill_proposes_records_anchored_into_the_archive_carrying_the_line(ho
     records = {p.anchors[0]: p.proposals[0].record for p in report.proposals}
     tea, host = records[items[0].anchor], records[items[1].anchor]
     assert tea is not None and host is not None
-    assert (tea.provenance.kind, tea.provenance.ref) == ("distill", "archive/2026-11-29.md#mem-2026-11-29-001")
+    assert (tea.provenance.kind, tea.provenance.ref) == (
+        "distill",
+        "archive/2026-11-29.md#mem-2026-11-29-001",
+    )
     assert tea.taint == ("external",) and tea.type is RecordType.FACT and "preference" in tea.tags
     assert tea.sources == ("chat:0",) and tea.body == items[0].text
     assert tea.occurred_at == datetime(2026, 11, 28, 15, tzinfo=UTC)  # midnight in Tokyo
@@ -153,7 +156,9 @@ def test_a_line_already_remembered_with_the_same_text_is_held_not_proposed(home:
     assert report.proposals == [] and report.held == {items[0].anchor: held.record_id}
 
 
-def test_a_state_line_supersedes_only_the_value_of_its_exact_subject_once_accepted(home: Home) -> None:
+def test_a_state_line_supersedes_only_its_exact_subject_and_a_revert_brings_the_old_value_back(
+    home: Home,
+) -> None:
     memory = bm25(home)
     old = memory.remember(
         "Staging runs on db-3.", source="s", kind="state", subject="host:staging", now=at(hours=-24)
@@ -175,16 +180,21 @@ def test_a_state_line_supersedes_only_the_value_of_its_exact_subject_once_accept
     assert [r.body for r in live] == ["Staging runs on db-5."]
     assert memory.get(old.record_id).state is State.SUPERSEDED
     assert memory.get(other.record_id).state is State.ACTIVE
+    revert(memory, chain.id, now=at(hours=4))
+    live = memory.store.list(kind=Kind.STATE, subject="host:staging", state=State.ACTIVE)
+    assert [(r.body, r.provenance.ref) for r in live] == [("Staging runs on db-3.", f"revert:{chain.id}")]
+    chained = [i for i in chain.record_ids if i != old.record_id]
+    assert {memory.get(i).state for i in chained} == {State.SUPERSEDED}
 
 
 def test_a_tainted_state_line_proposes_a_dispute_and_its_revert_restores_the_old_value(home: Home) -> None:
-    from agent_memory.jobs.review_flow import revert
-
     memory = bm25(home)
     old = memory.remember(
         "Staging runs on db-3.", source="s", kind="state", subject="host:staging", now=at(hours=-24)
     )
-    archived(home, ("Staging runs on db-9.", {"kind": "state", "subject": "host:staging", "taint": ["external"]}))
+    archived(
+        home, ("Staging runs on db-9.", {"kind": "state", "subject": "host:staging", "taint": ["external"]})
+    )
     (dispute,) = memory.distill(now=RUN).proposals
     assert dispute.action == "dispute"
     accept(memory, [dispute.id], now=ACCEPT)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_llm import FakeLLM, echo_reply, fake_llm, items_reply, llm_table
 from jobkit import T0, at, snapshot
 
 from agent_memory.errors import ConfigError
@@ -20,6 +20,7 @@ from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
 from agent_memory.records import EpistemicStatus, Kind
 from agent_memory.search.recipes import SearchSettings, splice_search
+from fake_llm import FakeLLM, echo_reply, fake_llm, items_reply, llm_table
 
 KEY_ENV = "AGENT_MEMORY_TEST_LLM_KEY"
 RUN = at(hours=2)
@@ -70,7 +71,12 @@ def test_a_good_reply_becomes_generated_proposals_through_the_same_gate(
     server.replies.append(
         items_reply(
             {"anchor": lines[0].anchor, "text": "Ada prefers green tea in the morning", "type": "preference"},
-            {"anchor": lines[1].anchor, "text": "Staging runs on db-4", "kind": "state", "subject": "host:staging"},
+            {
+                "anchor": lines[1].anchor,
+                "text": "Staging runs on db-4",
+                "kind": "state",
+                "subject": "host:staging",
+            },
         )
     )
     memory, report = distill(home)
@@ -134,7 +140,10 @@ def test_an_illegal_move_is_rejected_with_its_reason_and_nothing_is_filed(
 @pytest.mark.parametrize(
     ("item", "problem"),
     [
-        ({"anchor": "archive/2026-11-29.md#mem-2026-11-29-099", "text": TEA}, "is not one of the archive lines"),
+        (
+            {"anchor": "archive/2026-11-29.md#mem-2026-11-29-099", "text": TEA},
+            "is not one of the archive lines",
+        ),
         ({"anchor": "../../conventions.md", "text": TEA}, "is not one of the archive lines"),
         ({"text": TEA}, "is not one of the archive lines"),
         ({"anchor": "A0", "text": "Bo flies kites on Mars every winter."}, "not grounded in its line"),
@@ -184,13 +193,17 @@ def test_a_fenced_reply_is_read_and_a_line_with_no_item_is_skipped(lines: list[I
 def test_a_state_line_gives_at_most_one_value(lines: list[InboxItem]) -> None:
     state = lines[1]
     found = parse_reply(
-        items_reply({"anchor": state.anchor, "text": HOST}, {"anchor": state.anchor, "text": "Staging uses db-4"}),
+        items_reply(
+            {"anchor": state.anchor, "text": HOST}, {"anchor": state.anchor, "text": "Staging uses db-4"}
+        ),
         lines,
     )
     assert len(found.candidates) == 1 and "at most one value" in found.rejected[0][1]
 
 
-def test_an_endpoint_error_raises_and_writes_nothing(home: Home, server: FakeLLM, lines: list[InboxItem]) -> None:
+def test_an_endpoint_error_raises_and_writes_nothing(
+    home: Home, server: FakeLLM, lines: list[InboxItem]
+) -> None:
     memory = bm25(home)
     before = snapshot(home.root)
     server.replies.append(500)
@@ -248,3 +261,12 @@ def test_the_llm_table_round_trips_through_memory_toml(home: Home, server: FakeL
 
     assert tomllib.loads(settings.to_toml())["llm"]["batch_lines"] == 5
     assert json.loads(json.dumps(tomllib.loads(settings.llm.to_toml())))["llm"]["model"] == "fake-distiller"
+
+
+def test_without_the_openai_package_the_operator_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(ConfigError) as raised:
+        LLMOperator(LLMSettings(base_url="http://h/v1", model="m", api_key_env=""))
+    assert raised.value.hint == "pip install 'agent-memory[llm]'"

@@ -36,22 +36,25 @@ Read memory when:
 - the user asks about prior preferences, decisions, environment or history;
 - the task depends on earlier setup or operational context;
 - the user says "as before", "remember", "don't forget", or refers to past work.
-How: {read_how}. Withdrawals are applied before anything is retrieved. For navigation read
-`{root}/index.md`, then `{root}/topics/*.md`; `{root}/archive/` only for audit or source tracing.
+How: {read_how}.
+Withdrawals are applied before anything is retrieved. To navigate, read `{root}/index.md`,
+then `{root}/topics/*.md`; read `{root}/archive/` only for audit or source tracing.
 
 Write memory when:
 - the user says "remember", "don't forget", "from now on" or "this is my preference";
 - a reusable pitfall, decision, workflow lesson or stable environment fact is confirmed.
-How: {write_how}: one reusable sentence with its source. A value that replaces the previous
-one is `kind: state` with an exact `subject` (e.g. `host:staging`); anything else is
-`knowledge`. When unsure, `knowledge`. Never store secrets or credentials.
+How: {write_how}.
+Write one reusable sentence with its source. A value that replaces the previous one is
+`kind: state` with an exact `subject` (e.g. `host:staging`); anything else, and anything
+unsure, is `knowledge`. Never store secrets or credentials.
 
 Withdraw memory influence when the user says "forget that exploration", "do not use that
-conclusion", or otherwise withdraws a bounded run, item or source: that is a reversible
-withdrawal, resolved before any retrieval — {forget_how} — and answer with the surface
-receipt it prints (context, project, derived artifacts, memory). Never copy a failed
-exploration into memory just to withdraw it. Irreversible erasure (`agent-memory erase`) only
-on an explicit erasure request by someone with that authority.
+conclusion", or otherwise withdraws a bounded run, item or source: it is a reversible
+withdrawal, resolved before any retrieval.
+How: {forget_how}.
+Answer with the surface receipt it prints (context, project, derived artifacts, memory).
+Never copy a failed exploration into memory just to withdraw it. Irreversible erasure
+(`agent-memory erase`) only on an explicit erasure request by someone with that authority.
 {end}
 """
 
@@ -68,10 +71,11 @@ def render_block(root: str, *, mcp: bool) -> str:
     home = f"--home {_quoted(root)}"
     recall = f'`agent-memory recall "QUERY" {home}`'
     remember = f'`agent-memory remember "TEXT" --source REF {home}`'
-    forget = f"`agent-memory forget --record ID` (or `--source REF`) `{home}`"
+    forget = f"`agent-memory forget --record ID {home}` (`--source REF` for a run or source)"
     if mcp:
-        recall = f"the `recall` tool of the `agent-memory` MCP server (or {recall})"
-        remember = f"the `remember` tool (or {remember})"
+        recall = f"the `recall` tool of the `agent-memory` MCP server, or {recall}"
+        remember = f"the `remember` tool, or {remember}"
+        forget = f"the `forget` tool, or {forget}"
     return _TEMPLATE.format(
         begin=BEGIN, end=END, root=root, read_how=recall, write_how=remember, forget_how=forget
     )

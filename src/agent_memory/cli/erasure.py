@@ -24,6 +24,11 @@ __all__ = ["erase", "forget"]
 @click.option(
     "--cascade", "cascade", multiple=True, metavar="ID", help="A dependent record to erase as well; repeat."
 )
+@click.option(
+    "--rewrite-git",
+    is_flag=True,
+    help="Also rewrite the Home's git history (every branch, tag and stash) so no commit keeps the text.",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @home_option
 @json_option
@@ -32,6 +37,7 @@ def erase(
     reason: str,
     authority: str,
     cascade: tuple[str, ...],
+    rewrite_git: bool,
     yes: bool,
     home: str | None,
     as_json: bool,
@@ -40,7 +46,8 @@ def erase(
 
     Every version becomes the tombstone; indexes, caches, views and exports in the Home are
     purged; records that quote or point at the erased ones are listed (erased too only when
-    named with --cascade). git history is never rewritten: it is reported
+    named with --cascade). git history is rewritten only with --rewrite-git (clones and
+    remotes are out of reach: reported unevaluated); without it, it is reported
     partially-completed while its objects still hold the text. Exit status 3 when refused
     (no erase grant, unknown id, already erased); nothing is written then.
     """
@@ -53,7 +60,9 @@ def erase(
             abort=True,
         )
     with Memory.open(resolve_home(home), source_kind="cli") as memory:
-        receipt = memory.erase(record_ids, reason=reason, authority=authority, cascade=cascade)
+        receipt = memory.erase(
+            record_ids, reason=reason, authority=authority, cascade=cascade, rewrite_git=rewrite_git
+        )
     if as_json:
         echo_json(receipt.to_wire())
         return

@@ -38,9 +38,12 @@ def migrate(to_url: str, from_url: str | None, home: str | None, as_json: bool) 
 
     Versions are copied oldest first. Records whose identical history the target holds are
     skipped, so running it again is safe; a record with another history in the target is an
-    error naming it, and nothing is written. Erased records arrive erased. At the end every
-    record's sha256 digest over its versions is compared on both sides. A migrate event goes
-    to the target's log (a Home, a SQLite file or PostgreSQL schema) and to the source Home's.
+    error naming it, and nothing is written. Erased records arrive erased. Withdrawal
+    controls travel first, in log order with their supersedes chains, so a withdrawn record
+    is never exposed in the target; a target without a log (notes:, json:) refuses a source
+    with a withdrawal in force. At the end every record's sha256 digest over its versions is
+    compared on both sides. A migrate event goes to the target's log (a Home, a SQLite file
+    or PostgreSQL schema) and to the source Home's.
     Keep passwords out of the URL: libpq reads ~/.pgpass and PGPASSWORD.
     """  # noqa: D301 - click's \b keeps the URL table's line breaks
     from agent_memory.home import resolve_home

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
@@ -40,7 +42,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
         details["withdrawn_omitted"] = omitted
     if include_withdrawn:
         details["include_withdrawn"] = True
-    log.append("export", actor=opened.settings.owner, details=details)
+    # The log keeps the absolute path, so that a later erasure finds and cleans this export.
+    log.append("export", actor=opened.settings.owner, details={**details, "path": os.path.abspath(path)})
     if as_json:
         echo_json({**details, "agent": memory_file.agent})
     else:

@@ -22,6 +22,9 @@ Claude Code has two kinds of memory (code.claude.com/docs/en/memory):
 PATH may be one file (anchored as named, home as ``~``), an auto-memory folder, a project
 folder (searched for instruction files and ``memory/`` folders holding a ``MEMORY.md``), or
 ``~/.claude`` itself. Sources are ``<file>#L<first>-L<last>``.
+
+Invariant: an ``@path`` import is never read; a ``MEMORY.md`` in a folder not named ``memory``
+(a project's own, an agent-memory Home's view) is never taken for Claude Code's auto memory.
 """
 
 from __future__ import annotations
@@ -126,8 +129,10 @@ def _single_role(file: TextFile) -> str:
     name = file.path.rsplit("/", 1)[-1]
     if name == "MEMORY.md":
         return "index"
-    if name in INSTRUCTION_FILES or "/rules/" in f"/{file.path}":
-        return "instructions" if name in INSTRUCTION_FILES else "rules"
+    if name in INSTRUCTION_FILES:
+        return "instructions"
+    if "/rules/" in f"/{file.path}":
+        return "rules"
     return "topic" if file.text.startswith("---\n") else "instructions"
 
 

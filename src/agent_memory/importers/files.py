@@ -67,13 +67,13 @@ def resolve_root(path: str) -> str:
 def anchor_of(path: str) -> str:
     """Name a single file given by the user in its source anchors: as given, home as ``~``.
 
-    ``/home/ada/.claude/CLAUDE.md`` becomes ``~/.claude/CLAUDE.md``, so anchors do not carry
-    the user's account name and read the same on every machine.
+    A relative path stays as given (``notes/grout.md``); an absolute one inside the home folder
+    is written from ``~`` (``/home/ada/.claude/CLAUDE.md`` → ``~/.claude/CLAUDE.md``), so anchors
+    do not carry the user's account name and read the same on every machine.
     """
-    full = os.path.abspath(os.path.expanduser(path))
-    home = os.path.expanduser("~")
-    if home not in ("", "/", "~") and (full == home or full.startswith(home.rstrip(os.sep) + os.sep)):
-        return "~" + full[len(home.rstrip(os.sep)) :].replace(os.sep, "/")
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if os.path.isabs(path) and home not in ("", "~") and path.startswith(home + os.sep):
+        return "~" + path[len(home) :].replace(os.sep, "/")
     return path.replace(os.sep, "/")
 
 

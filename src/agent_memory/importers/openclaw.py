@@ -32,7 +32,7 @@ from datetime import date, datetime, time, tzinfo
 
 from agent_memory.errors import RecordError
 from agent_memory.importers import Item, Problem
-from agent_memory.importers.files import TextFile, resolve_root, walk
+from agent_memory.importers.files import SKIP_DIRS, TextFile, resolve_root, walk
 from agent_memory.importers.markdown import (
     Note,
     curated_units,
@@ -90,7 +90,9 @@ def read_openclaw(path: str, *, zone: tzinfo, limit: int | None = None) -> Itera
 
 
 def _in_memory(rel: str) -> bool:
-    return rel == "memory" or rel.startswith("memory/")
+    name = rel.rsplit("/", 1)[-1]
+    hidden = name.startswith(".") or name in SKIP_DIRS
+    return (rel == "memory" or rel.startswith("memory/")) and not hidden
 
 
 def _wanted(rel: str) -> bool:

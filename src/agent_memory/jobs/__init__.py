@@ -6,6 +6,9 @@
 - :mod:`.archive` — ``archive-inbox``: append-only ``archive/YYYY-MM-DD.md``, roll-forward of
   an interrupted run, anchor lookup for distill; :mod:`.ledger` — the per-segment digests the
   log keeps and the check that finds an edited archive file.
+- :mod:`.distill` — autodream (seed 000 §14): archived lines → pending proposals anchored
+  into the archive; :mod:`.distill_rules` (the deterministic extractor), :mod:`.distill_llm`
+  (an OpenAI-compatible endpoint), :mod:`.distilling` (the porcelain verb).
 - :mod:`.schedule` — what to install for cron, systemd or launchd; whether the job is due.
 - :mod:`.views` and :mod:`.pages` — ``MEMORY.md``, ``index.md`` and ``topics/*.md``:
   deterministic, sealed with a digest footer, never silently overwritten after a hand edit.

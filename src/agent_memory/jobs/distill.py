@@ -99,7 +99,8 @@ class DistillReport:
     """What a run proposed, held, skipped, refused and left alone (``--json`` is :meth:`to_json`).
 
     Attributes:
-        operator: ``heuristic`` or ``llm``. model: The model asked (``None`` for the heuristic).
+        operator: ``heuristic`` or ``llm``.
+        model: The model asked (``None`` for the heuristic).
         selection: Which lines were read (see :class:`Selection`).
         proposals: Pending proposals for review, one per knowledge candidate or state subject.
         held: ``{anchor: record id}`` for candidates already held with the same text.

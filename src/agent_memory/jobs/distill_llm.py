@@ -31,6 +31,7 @@ the endpoint the user configured and nowhere else.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -156,7 +157,8 @@ class LLMOperator:
         environ: Where the API key variable is looked up (``os.environ`` by default).
 
     Raises:
-        ConfigError: The variable ``settings.api_key_env`` names is unset or empty.
+        ConfigError: The ``openai`` package is not installed, or the variable
+            ``settings.api_key_env`` names is unset or empty.
     """
 
     name = "llm"
@@ -164,6 +166,12 @@ class LLMOperator:
     def __init__(self, settings: LLMSettings, *, environ: Mapping[str, str] | None = None) -> None:
         self.settings = settings
         self.model: str | None = settings.model
+        if importlib.util.find_spec("openai") is None:
+            raise ConfigError(
+                "the llm operator needs the official openai client, which is not installed",
+                field="llm",
+                hint="pip install 'agent-memory[llm]'",
+            )
         env = os.environ if environ is None else environ
         if settings.api_key_env:
             key = env.get(settings.api_key_env, "")

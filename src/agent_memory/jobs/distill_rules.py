@@ -14,20 +14,20 @@ proposal, through the proposal gate. This module holds that contract and
    back in front of the body. Sentences end at whitespace after ``.``, ``!`` or ``?`` (the
    origin's ``HeuristicExtractor`` split, origin-notes §1.10).
 3. **Chit-chat and questions are dropped.** A sentence ending in ``?`` asserts nothing; a
-   sentence with fewer than :data:`MIN_TERMS` content terms (stemmed, :func:`~.text.content_terms`,
-   at least two letters) outside :data:`FILLER_WORDS` (greetings, thanks, reactions,
-   pronouns, vague verbs) is chit-chat (seed 000 §12 rules 6-7: no transcripts, no one-time
-   emotion). A line left with no sentence is *skipped* with that reason.
+   sentence with fewer than :data:`MIN_TERMS` content terms (stemmed by
+   :func:`~.text.content_terms`, two letters or more) outside :data:`FILLER_WORDS`
+   (greetings, thanks, reactions, pronouns, vague verbs) is chit-chat (seed 000 §12 rules
+   6-7: no transcripts, no one-time emotion). A line left with no sentence is *skipped*
+   with that reason. The speaker label does not count as a content term.
 4. **The body is the kept sentences, verbatim, in order** (nothing is reworded or invented,
    seed 000 §14.1); a line whose every sentence is kept becomes its own text exactly.
-5. **Type and tags** from the kept text, first match wins: a preference
-   (:data:`PREFERENCE`: prefer, favourite, "from now on", or a pronoun or name followed
-   by like, love, hate, enjoy) → seed
-   003's ``preference`` (a ``fact`` tagged ``preference``, scope ``user-preference``); a
-   decision (:data:`DECISION`: decided, agreed, chose, settled on) → ``fact`` tagged
-   ``decision``; a procedure (:data:`PROCEDURE`: "how to", or an imperative such as "run …")
-   → ``procedure``; an event (:data:`EVENT`, the origin's past-tense verbs) → ``episode``;
-   otherwise ``fact``.
+5. **Type and tags** from the kept text, first match wins: a preference (:data:`PREFERENCE`:
+   prefer, favourite, "from now on", or a pronoun or capitalised name followed by like, love,
+   hate, dislike, enjoy) → seed 003's ``preference`` (a ``fact`` tagged ``preference``, scope
+   ``user-preference``); a decision (:data:`DECISION`: decided, agreed, chose, settled on) →
+   ``fact`` tagged ``decision``; a procedure (:data:`PROCEDURE`: "how to", or an imperative
+   such as "run …") → ``procedure``; an event (:data:`EVENT`, the origin's past-tense verbs)
+   → ``episode``; otherwise ``fact``.
 
 Confidence is 0.9, as for ``remember``: the body is the captured text itself. Provenance kind
 ``distill``. Invariant: the same line always gives the same candidate or the same skip reason;

@@ -1,0 +1,148 @@
+"""The ``## Scale`` section of docs/benchmarks.md: the table, fitted exponents and aims (bench/scale.py).
+
+Kept apart from the measuring so each stays readable; every figure comes from the rows that
+:func:`scale.measure_tier` returns. Invariant: a verdict is computed from the rows, never written
+by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from report import machine
+
+HEADING = "## Scale"
+BACKENDS = ("files", "sqlite", "postgres")
+
+
+COLUMNS = [
+    ("remember/s", "remember_per_s", "{:,.0f}"),
+    ("put/s (baseline)", "put_per_s", "{:,.0f}"),
+    ("questions", "queries", "{:,}"),
+    ("recall p50 / p99 ms", ("recall_p50_ms", "recall_p99_ms"), "{:,.1f} / {:,.1f}"),
+    ("bare query p50 / p99 ms (baseline)", ("bare_p50_ms", "bare_p99_ms"), "{:,.1f} / {:,.1f}"),
+    ("reindex s", "reindex_s", "{:,.1f}"),
+    ("consolidate s", "consolidate_s", "{:,.1f}"),
+    ("read every record s (baseline)", "list_s", "{:,.2f}"),
+    ("peak RSS MB (after loading the texts)", ("peak_rss_mb", "corpus_rss_mb"), "{:,.0f} ({:,.0f})"),
+    ("disk bytes/record", "disk_per_record", "{:,.0f}"),
+]
+PLOTTED = [
+    ("remember_ms", "remember (ms per write)"),
+    ("reindex_s", "reindex (s)"),
+    ("consolidate_s", "consolidation dry run (s)"),
+    ("recall_p50_ms", "recall p50 (ms)"),
+    ("peak_rss_mb", "peak RSS (MB)"),
+    ("disk_per_record", "disk per record (bytes)"),
+]
+
+
+def cell(row: dict[str, Any], key: str | tuple[str, ...], form: str) -> str:
+    """Format one table cell from ``row``."""
+    keys = (key,) if isinstance(key, str) else key
+    return form.format(*(row[k] for k in keys))
+
+
+def section(rows: list[dict[str, Any]], rates: dict[str, float], notes: list[str], plots: list[str]) -> str:
+    """Return the ``## Scale`` section."""
+    header = "| store | records | " + " | ".join(name for name, _, _ in COLUMNS) + " |"
+    table = [header, "|---|--:|" + "--:|" * len(COLUMNS)]
+    for row in rows:
+        if "error" in row:
+            table.append(f"| {row['backend']} | {row['size']:,} | failed: {' '.join(row['error'])[:150]} |")
+            continue
+        cells = [cell(row, key, form) for _, key, form in COLUMNS]
+        table.append(f"| {row['backend']} | {row['size']:,} | " + " | ".join(cells) + " |")
+    rate_lines = [
+        f"| {name} | {rate:,.0f} | "
+        + " | ".join(f"{size / rate / 60:,.1f}" for size in (10_000, 100_000, 1_000_000))
+        + " |"
+        for name, rate in rates.items()
+    ]
+    return "\n".join(
+        [
+            HEADING,
+            "",
+            "Written by `bench/scale.py` (`--with-1m` adds 1M records). Homes are generated from the",
+            "datasets' turns (then notes of two or three of their sentences): 1 in 10 a tagged episode,",
+            "two years of creation times. `files` is the Home of DESIGN.md §3 (Markdown notes, JSONL log,",
+            "SQLite caches); `sqlite` the SQLite store and log with the same caches; `postgres` the",
+            "PostgreSQL store, log, full-text and pgvector (HNSW) indexes on a private local cluster",
+            "(`fsync=off`). Search: BM25 beside HashEmbedder vectors (256 dimensions), fused by recall.",
+            "Baselines from the same process: `put` of the store against `remember` (signed, deduped,",
+            "logged, indexed); the bare index query against `recall` (budget 2,000 tokens); reading every",
+            "record once against reindex and a consolidation dry run. Each store and size runs in its",
+            "own process; a timed loop stops after 30 s once it has 3 samples (column *questions*).",
+            "",
+            f"Machine: {machine()}.",
+            "",
+            *table,
+            "",
+            *notes,
+            "",
+            "Embedding throughput (texts/s, turns from the datasets, batches as `embed` gets them) and",
+            "the minutes each would take to embed a tier once:",
+            "",
+            "| embedder | texts/s | 10k (min) | 100k (min) | 1M (min) |",
+            "|---|--:|--:|--:|--:|",
+            *rate_lines,
+            "",
+            *(f"![{name}](benchmarks/{name})" for name in plots),
+            "",
+        ]
+    )
+
+
+def exponents(rows: list[dict[str, Any]]) -> list[str]:
+    """Return one line per store: the fitted log-log exponent of each plotted cost."""
+    import numpy as np
+
+    lines = []
+    for backend in BACKENDS:
+        mine = [r for r in rows if r["backend"] == backend and "error" not in r]
+        if len({r["size"] for r in mine}) < 2:
+            continue
+        sizes = np.log([r["size"] for r in mine])
+        fits = [
+            f"{label} {np.polyfit(sizes, np.log([r[key] for r in mine]), 1)[0]:.2f}" for key, label in PLOTTED
+        ]
+        lines.append(
+            f"- **{backend}**, fitted exponent (slope of log cost on log records): " + "; ".join(fits)
+        )
+    return lines
+
+
+def aims(rows: list[dict[str, Any]]) -> list[str]:
+    """Return the verdicts on issue 10's aims that these figures decide, and what explains a miss.
+
+    The aims: recall p50 under 20 ms at 100k records; consolidation's growth exponent at most 1.15.
+    """
+    import numpy as np
+
+    lines = []
+    for row in rows:
+        if row["size"] != 100_000 or "error" in row:
+            continue
+        p50, bare = row["recall_p50_ms"], row["bare_p50_ms"]
+        verdict = "met" if p50 < 20 else f"missed by {p50 - 20:,.1f} ms"
+        line = (
+            f"- Aim recall p50 < 20 ms at 100k, **{row['backend']}**: {p50:,.1f} ms ({verdict}); the bare"
+            f" index query alone takes {bare:,.1f} ms."
+        )
+        if row["backend"] != "files" and p50 > 10 * bare:
+            line += (
+                f" Recall is {p50 / bare:,.0f}× its index query because each recall's freshness check reads"
+                " and verifies every record: this store has no `version_tokens` and the catalog no change"
+                " signal for it, so `Freshness.tokens` falls back to `store.list()` (profiled). A per-record"
+                " version token (latest version number) and a cheap signal (the log's last sequence"
+                " number) would make it as cheap as the file Home's."
+            )
+        lines.append(line)
+    for backend in BACKENDS:
+        mine = [r for r in rows if r["backend"] == backend and "error" not in r]
+        if len({r["size"] for r in mine}) >= 2:
+            fit = np.polyfit(np.log([r["size"] for r in mine]), np.log([r["consolidate_s"] for r in mine]), 1)
+            slope = float(fit[0])
+            verdict = "met" if slope <= 1.15 else f"missed by {slope - 1.15:.2f}"
+            lines.append(f"- Aim consolidation exponent ≤ 1.15, **{backend}**: {slope:.2f} ({verdict}).")
+    return lines
