@@ -8,6 +8,8 @@ Python CLI pays). Rows:
 - ``python -c pass``: the baseline.
 - ``agent-memory --help``: the lazy command group (no command module imported). Aim: < 0.3 s.
 - ``agent-memory CMD --help`` for one command: that command's module, imported on demand.
+- ``--help`` with every command module imported first: what eager registration (every module
+  imported at start-up, as before the lazy group) costs, for comparison.
 - ``agent-memory recall QUERY`` on a 10k-record Home (BM25 recipe, index built beforehand):
   open the Home, check freshness, query, score, print. Queries are the datasets' questions.
 - ``import agent_memory.memory``: the import floor of any command that opens a Home.
@@ -132,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         "python -c pass": [python, "-c", "pass"],
         "agent-memory --help": [COMMAND, "--help"],
         "agent-memory recall --help": [COMMAND, "recall", "--help"],
+        "--help with every command module imported (eager registration)": [
+            python,
+            "-c",
+            "from agent_memory.cli import COMMANDS, cli, main;"
+            " [cli.commands[name] for name in COMMANDS]; main(['--help'])",
+        ],
         "python -c 'import agent_memory.memory'": [python, "-c", "import agent_memory.memory"],
     }
     notes = []

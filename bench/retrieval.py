@@ -87,7 +87,7 @@ def records_for(history: History, document: Callable[[History, int], str]) -> tu
         record = MemoryRecord.create(
             type="episode",
             body=document(history, i),
-            provenance=Provenance(kind="import", ref=f"{history.name}#{i}"),
+            provenance=Provenance(kind="import", ref=f"{history.name}#{turn.session}/{i}"),
             created_at=turn.when,
             occurred_at=turn.when,
         )

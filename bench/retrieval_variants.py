@@ -78,9 +78,20 @@ def rrf(
     return combine
 
 
-def weighted(weights: Sequence[float], normalise: Any = "max") -> Callable[[list[list[Hit]]], list[Hit]]:
-    """Return a combiner: normalised-score fusion (hybrid.fuse ``weighted``)."""
-    return lambda rankings: fuse(rankings, weights, method="weighted", normalise=normalise)
+def weighted(
+    weights: Sequence[float], normalise: Any = "max", depth: int | None = None
+) -> Callable[[list[list[Hit]]], list[Hit]]:
+    """Return a combiner: normalised-score fusion (hybrid.fuse ``weighted``), optionally of the first ``depth``."""
+
+    def combine(rankings: list[list[Hit]]) -> list[Hit]:
+        full = fuse(rankings, weights, method="weighted", normalise=normalise)
+        if depth is None:
+            return full
+        head = fuse([r[:depth] for r in rankings], weights, method="weighted", normalise=normalise)
+        held = {h.record_id for h in head}
+        return head + [h for h in full if h.record_id not in held]
+
+    return combine
 
 
 def from_recipe(spec: RecipeSpec, embedder: Embedder) -> SearchIndex:
@@ -115,6 +126,40 @@ def dated(history: History, index: int) -> str:
     return f"{turn.body}\n({turn.when.day} {turn.when:%B %Y})"
 
 
+class SmoothedVectors:
+    """Bench-only: cosine against each turn's vector plus ``weight`` × its session neighbours' vectors.
+
+    A window built in vector space from the turns' own vectors (no text is embedded twice);
+    neighbours are read from the record's source anchor ``<history>#<session>/<turn>``.
+    """
+
+    def __init__(self, embedder: Embedder, reach: int, weight: float) -> None:
+        self.embedder, self.reach, self.weight = embedder, reach, weight
+        self.ids: list[str] = []
+        self.matrix: Any = None
+
+    def index(self, records: list[Any]) -> None:
+        import numpy as np
+
+        own = np.asarray(self.embedder.embed([r.body for r in records]), dtype=np.float32)
+        where = [tuple(int(x) for x in r.provenance.ref.split("#")[1].split("/")) for r in records]
+        mixed = own.copy()
+        for i, (session, _) in enumerate(where):
+            for j in range(max(0, i - self.reach), min(len(records), i + self.reach + 1)):
+                if j != i and where[j][0] == session:
+                    mixed[i] += self.weight * own[j]
+        mixed /= np.clip(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-9, None)
+        self.ids, self.matrix = [r.id for r in records], mixed
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        import numpy as np
+
+        q = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        scores = self.matrix @ q
+        top = np.argsort(-scores)[:k]
+        return [Hit(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
+
+
 def parts(embedder: Embedder) -> dict[str, Part]:
     """Every index the systems read, by name."""
     bm25, vec = BUILTIN_RECIPES["bm25"], BUILTIN_RECIPES["vectors-minilm"]
@@ -125,6 +170,9 @@ def parts(embedder: Embedder) -> dict[str, Part]:
         "fts-or": Part("fts-or", lambda: FtsIndex(":memory:", mode="or"), body),
         "fts-date": Part("fts-date", lambda: from_recipe(bm25, embedder), dated),
     }
+    for reach, weight in ((1, 0.5), (1, 1.0), (2, 0.5)):
+        tag = f"vsm{reach}{int(weight * 10)}"
+        out[tag] = Part(tag, lambda r=reach, w=weight: SmoothedVectors(embedder, r, w), body)  # type: ignore[misc]
     for before, after in ((1, 0), (1, 1), (2, 2)):
         tag = f"w{before}{after}"
         out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: from_recipe(bm25, embedder), window(before, after))
@@ -186,6 +234,32 @@ def systems(
         System("hybrid, RRF weights 1:2", ("fts", "vec"), rrf((1.0, 2.0)), note=v),
         System("hybrid, weighted max 1:1", ("fts", "vec"), weighted((1.0, 1.0)), note=v),
         System("hybrid, weighted minmax 1:1", ("fts", "vec"), weighted((1.0, 1.0), "minmax"), note=v),
+        System("vectors, window ±1 in vector space (neighbours × 0.5)", ("vsm15",), note=v),
+        System("vectors, window ±1 in vector space (neighbours × 1)", ("vsm110",), note=v),
+        System("vectors, window ±2 in vector space (neighbours × 0.5)", ("vsm25",), note=v),
+        *(
+            System(f"hybrid, {fname}, {label}", pair, combine, note=v)
+            for pair, fname in (
+                (("fts-w22", "vec"), "bm25 ±2 + vectors"),
+                (("fts", "vec"), "bm25 + vectors"),
+                (("fts-w11", "vec"), "bm25 ±1 + vectors"),
+                (("fts-w22", "vsm15"), "bm25 ±2 + vectors ±1 in vector space"),
+                (("fts-w22", "vsm25"), "bm25 ±2 + vectors ±2 in vector space"),
+                (("fts-w11", "vsm15"), "bm25 ±1 + vectors ±1 in vector space"),
+            )
+            for label, combine in (
+                ("RRF k=60", rrf()),
+                ("RRF k=5 over the first 20", rrf((1.0, 1.0), 5, 20)),
+                ("RRF k=10 over the first 32", rrf((1.0, 1.0), 10, 32)),
+                ("RRF k=10 weights 2:1 over the first 32", rrf((2.0, 1.0), 10, 32)),
+                ("weighted minmax 1:1", weighted((1.0, 1.0), "minmax")),
+                ("weighted minmax 2:1", weighted((2.0, 1.0), "minmax")),
+                ("weighted minmax 2:1 over the first 32", weighted((2.0, 1.0), "minmax", 32)),
+                ("weighted minmax 3:1", weighted((3.0, 1.0), "minmax")),
+                ("weighted minmax 1.5:1", weighted((1.5, 1.0), "minmax")),
+                ("weighted max 1:1", weighted((1.0, 1.0))),
+            )
+        ),
         System("hybrid, both windowed ±1", ("fts-w11", "vec-w11"), hybrid, note=v),
         System("hybrid, bm25 ±1 + vectors", ("fts-w11", "vec"), hybrid, note=v),
         System(

@@ -106,3 +106,12 @@ def test_the_commit_message_counts_actions_in_order_and_names_at_most_eight() ->
     ]:
         many.append(action, actor="owner")
     assert commit_message(many, since_seq=0).endswith(", and 2 more")
+
+
+def test_no_commit_is_made_while_a_merge_is_unfinished(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h")
+    head = _git(tmp_path / "h", "rev-parse", "HEAD").strip()
+    (tmp_path / "h" / ".git" / "MERGE_HEAD").write_text(head + "\n", encoding="utf-8")
+    with Memory.open(tmp_path / "h") as memory:
+        memory.remember("Staging runs on db-3.", source="ticket-1")
+    assert _log(tmp_path / "h") == ["agent-memory init"] and not _clean(tmp_path / "h")

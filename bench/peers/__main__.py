@@ -253,6 +253,24 @@ def run_system(system: System, data: dict[str, Any], work: Path, mcp_questions: 
     return result
 
 
+def findings(rows: list[dict[str, Any]]) -> list[str]:
+    """Return one line per peer comparing it with agent-memory on the same slice (from the rows)."""
+    ours = next((r for r in rows if r["name"] == OURS and "error" not in r), None)
+    if ours is None:
+        return []
+    lines = []
+    for row in rows:
+        if row is ours or "error" in row:
+            continue
+        gap = ours["recall"]["all"] - row["recall"]["all"]
+        lines.append(
+            f"- agent-memory against {row['name']}: evidence recall@10 {ours['recall']['all']:.3f} against"
+            f" {row['recall']['all']:.3f} ({gap:+.3f}); query p50 {ours['p50_ms']:.1f} ms against"
+            f" {row['p50_ms']:.1f} ms ({ours['p50_ms'] / max(row['p50_ms'], 1e-9):.2f}×)."
+        )
+    return lines
+
+
 def section(rows: list[dict[str, Any]], blocked: list[tuple[str, str]], data: dict[str, Any]) -> str:
     """Return the ``## Peers`` section."""
     conversations = data["conversations"]
@@ -272,7 +290,7 @@ def section(rows: list[dict[str, Any]], blocked: list[tuple[str, str]], data: di
         )
     for name, why in blocked:
         table.append(f"| {name} | not run: cannot run offline here: {why} | | | | | | |")
-    notes = [f"- {row['name']}: {note}." for row in rows for note in row.get("notes", [])]
+    notes = findings(rows) + [f"- {row['name']}: {note}." for row in rows for note in row.get("notes", [])]
     questions = sum(len(c["questions"]) for c in conversations)
     turns = sum(len(c["turns"]) for c in conversations)
     return "\n".join(

@@ -125,10 +125,8 @@ def run_demo(
         if result.imported.error is not None:
             return result
         memory.source_kind = "cli"
-        _capture(step, opened, memory)
-        step("Distill", None)
-        echo("  skipped: distill (archive lines → proposed records) does not exist yet in agent-memory.")
-        echo("  The captured lines are remembered directly below, sourced to their archive anchors.")
+        _capture(step, opened)
+        _distill(step, memory)
         _consolidate(step, memory)
         _render(step, opened)
         questions = _questions(memory, fmt, source, result.imported)
@@ -210,14 +208,15 @@ def _import(step: _Steps, memory: Memory, fmt: str, source: str) -> ImportReport
     return report
 
 
-def _capture(step: _Steps, home: Home, memory: Memory) -> None:
+def _capture(step: _Steps, home: Home) -> None:
     from agent_memory.jobs.archive import archive_inbox
     from agent_memory.jobs.inbox import capture
 
     step("Capture into the inbox, then archive it", "agent-memory capture TEXT --source REF; archive-inbox")
     lines = [
-        ("The demo Home was built to show the whole memory lifecycle", "knowledge", None),
+        ("We decided to keep the demo Home's notes as plain Markdown files", "knowledge", None),
         ("Search in this Home uses BM25 full-text ranking", "state", "demo:search"),
+        ("Thanks, see you tomorrow!", "knowledge", None),
     ]
     items = [
         capture(home, text, kind=kind, subject=subject, source="demo:session")
@@ -228,9 +227,26 @@ def _capture(step: _Steps, home: Home, memory: Memory) -> None:
     archived = archive_inbox(home)
     files = ", ".join(segment.file for segment in archived.segments)
     step.echo(f"  archived {len(archived.item_ids)} item(s) into {files} (append-only; the evidence floor)")
-    for item, (text, kind, subject) in zip(items, lines, strict=True):
-        anchor = f"{archived.segments[0].file}#{item.id}" if archived.segments else "demo:session"
-        memory.remember(text, source=anchor, kind=kind, subject=subject)
+
+
+def _distill(step: _Steps, memory: Memory) -> None:
+    from agent_memory.jobs.review_flow import accept
+
+    step("Distill the archive into proposals, then accept them", "agent-memory distill; accept ID…")
+    report = memory.distill()
+    for pending in report.proposals:
+        record = pending.proposals[0].record if pending.proposals else None
+        body = _short(record.body, 70) if record is not None else pending.reason
+        step.echo(f"  proposed {pending.id} {pending.action}: {body} (source {', '.join(pending.anchors)})")
+    for anchor, reason in list(report.skipped.items())[:2]:
+        step.echo(f"  skipped {anchor}: {reason}")
+    where = f"on branch {report.branch}" if report.branch else "under proposals/"
+    step.echo(
+        f"  {len(report.proposals)} proposal(s) filed {where}; nothing is applied until a person accepts"
+    )
+    outcome = accept(memory, [p.id for p in report.proposals])
+    step.echo(f"  $ agent-memory accept {' '.join(outcome.done)}")
+    step.echo(f"  accepted {len(outcome.done)}: the records now cite their archive lines as source")
 
 
 def _consolidate(step: _Steps, memory: Memory) -> None:
@@ -345,7 +361,9 @@ def _ask(step: _Steps, memory: Memory, result: DemoResult, questions: list[Quest
             step.echo(f"    expected source {shown}: {'in' if hit_expected else 'NOT in'} the top {TOP}")
 
 
-def _golden(step: _Steps, home: Home, memory: Memory, questions: list[Question], report: ImportReport) -> None:
+def _golden(
+    step: _Steps, home: Home, memory: Memory, questions: list[Question], report: ImportReport
+) -> None:
     from agent_memory.golden import load_golden, run_golden
 
     step("Keep the questions as golden recall tests", "agent-memory golden")

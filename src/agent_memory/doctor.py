@@ -2,12 +2,14 @@
 
 Each check reads the Home and reports pass or fail with details (one line per problem,
 naming the file, record or index). :func:`repair` then fixes what can be made again from
-the truth: search indexes are rebuilt, open write intents rolled forward, stale views
-re-rendered and a damaged salience sidecar reset.
+the truth: search indexes are rebuilt, open write intents and an interrupted archive run
+rolled forward, stale views re-rendered and a damaged salience sidecar reset.
 
 Invariant: nothing under ``notes/``, ``log/`` or ``archive/`` is ever changed by a check,
-and a repair only appends the events a roll-forward writes to the log; hand-edited views,
-damaged notes, a broken log chain and edited archive files are reported, never "fixed".
+and a repair only appends what a roll-forward writes: the events of an open intent to the
+log, and the missing bytes of an interrupted archive run (fixed by its logged digests) to
+``archive/``; hand-edited views, damaged notes, a broken log chain and edited archive files
+are reported, never "fixed".
 """
 
 from __future__ import annotations
@@ -84,8 +86,9 @@ def doctor(home: Home, *, fix: bool = False) -> DoctorReport:
 
     Args:
         home: An opened Home.
-        fix: Rebuild dirty indexes, roll forward open intents, re-render stale views and
-            reset a damaged salience sidecar (never notes, log or archive content).
+        fix: Rebuild dirty indexes, roll forward open intents, finish an interrupted
+            archive run, re-render stale views and reset a damaged salience sidecar (never
+            notes, log or archive content beyond what the log fixes).
 
     Returns:
         The report with the conformance table (computed after repairs); ``healthy`` is
@@ -158,6 +161,14 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
                 fixed.append(f"indexes: rebuilt {', '.join(dirty)} from {count} record(s)")
         finally:
             catalog.close()
+    if "archive" in failed and failed["archive"].fixable and "log" not in failed:
+        from agent_memory.jobs.archive import finish_interrupted
+
+        try:
+            seq = finish_interrupted(home, now=utc_now())
+            fixed.append(f"archive: finished the interrupted archive-inbox run of log seq {seq}")
+        except AgentMemoryError as exc:
+            fixed.append(f"archive: could not finish the interrupted run: {exc}")
     if "views" in failed and failed["views"].fixable:
         from agent_memory.jobs.views import render
 
@@ -290,7 +301,9 @@ def _check_archive(home: Home) -> Check:
 
     problems = check_archive(home)
     if problems:
-        return Check("archive", False, tuple(str(p) for p in problems))
+        # An interrupted run is finished from what the log fixes, like an open intent.
+        fixable = all(p.kind == "interrupted" for p in problems)
+        return Check("archive", False, tuple(str(p) for p in problems), fixable=fixable)
     return Check("archive", True, ("every archive file matches its logged digests",))
 
 

@@ -36,7 +36,13 @@ __all__ = ["HOME_ENV", "STALE_GIT_LOCK_SECONDS", "Home", "commit_message", "reso
 HOME_ENV = "AGENT_MEMORY_HOME"
 STALE_GIT_LOCK_SECONDS = 120.0
 """Age from which a ``.git/index.lock`` found under the writer lock is a killed git's leftover."""
+_UNFINISHED_GIT = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 _GITIGNORE = ".cache/\n*.tmp\n.tmp-*\n"
+# The Home's own files and folders: none may be a symbolic link (issue 11: links are never followed).
+_PARTS = (
+    *("memory.toml", "notes", "log", "archive", "proposals", "topics", ".cache"),
+    *("inbox.md", "MEMORY.md", "index.md", "conventions.md", "golden.yaml"),
+)
 _GITATTRIBUTES = "# Note files are exact bytes: no newline translation.\nnotes/** -text\n"
 _CONVENTIONS = (
     "# Conventions\n\n"
@@ -79,9 +85,17 @@ class Home:
         """Open the Home at ``path``.
 
         Raises:
-            ConfigError: No ``memory.toml`` there, or it is invalid (with a hint to ``init``).
+            ConfigError: No ``memory.toml`` there, or it is invalid (with a hint to ``init``),
+                or one of the Home's own files or folders is a symbolic link (never followed).
         """
         root = Path(path).expanduser()
+        for name in _PARTS:
+            if (root / name).is_symlink():
+                raise ConfigError(
+                    "is a symbolic link: a Home never follows links, which may lead out of it",
+                    path=str(root / name),
+                    hint="replace the link by the file or folder it points to",
+                )
         return cls(root=root, settings=Settings.load(root / "memory.toml"))
 
     @classmethod
@@ -243,12 +257,16 @@ class Home:
 
         Returns:
             True when a commit was made; False when git is absent, the Home is not a
-            repository, nothing changed, or git refused (the changes wait for the next one).
+            repository, a merge, rebase or cherry-pick is unfinished (a person settles it
+            first), nothing changed, or git refused (the changes wait for the next one).
         """
         git = shutil.which("git")
-        if git is None or not (self.root / ".git").is_dir():
+        dot_git = self.root / ".git"
+        if git is None or not dot_git.is_dir():
             return False
-        lock = self.root / ".git" / "index.lock"
+        if any((dot_git / name).exists() for name in _UNFINISHED_GIT):
+            return False  # a merge or rebase in progress: committing would seal conflict markers
+        lock = dot_git / "index.lock"
         try:
             if time.time() - lock.stat().st_mtime > stale_after:
                 lock.unlink()

@@ -117,12 +117,16 @@ class _Context:
             self._memory.close()
 
 
-def sync(home: Home, *, dry_run: bool = False, now: datetime | None = None) -> SyncReport:
+def sync(
+    home: Home, *, dry_run: bool = False, namespace: str = "default", now: datetime | None = None
+) -> SyncReport:
     """Find hand edits, merge clashes and new files in ``home``'s ``notes/`` and make them records.
 
     Args:
         home: The opened Home.
         dry_run: Plan and report only; write nothing.
+        namespace: The namespace of records made from new files (their frontmatter may say
+            otherwise); corrections keep the namespace of the record they correct.
         now: Clock for the records written (aware); the current time by default.
 
     Returns:
@@ -185,7 +189,9 @@ def sync(home: Home, *, dry_run: bool = False, now: datetime | None = None) -> S
             for path in scan.deleted
         ]
         for path in scan.new_files:
-            item, apply = new_file_step(context.rel(path), path, lambda: context.memory, context.log, now)
+            item, apply = new_file_step(
+                context.rel(path), path, lambda: context.memory, context.log, now, namespace=namespace
+            )
             steps.append(_Step(item, apply, memory=True))
         if unsettled:
             # Writing records commits the Home (Memory.close): never with conflict markers in it.

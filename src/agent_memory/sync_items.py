@@ -122,6 +122,8 @@ def new_file_step(
     memory: Callable[[], Memory],
     log: Callable[[tuple[str, ...], dict[str, Any]], None],
     now: datetime | None,
+    *,
+    namespace: str = "default",
 ) -> tuple[SyncItem, Callable[[], SyncItem] | None]:
     """Plan turning the Markdown file ``path`` into a new record.
 
@@ -131,12 +133,14 @@ def new_file_step(
         memory: Returns the opened porcelain (opened only when the step runs).
         log: Appends a ``sync`` event (record ids, details).
         now: Clock of the new record.
+        namespace: The record's namespace unless the frontmatter names one.
 
     Returns:
         The planned item and the action (``None`` when the file is a problem).
     """
     try:
         text, options = _read_new_file(path, rel)
+        options.setdefault("namespace", namespace)
         _validate(text, options, rel)
     except (AgentMemoryError, OSError) as exc:
         reason = exc.detail if isinstance(exc, AgentMemoryError) else f"cannot be read: {exc.strerror}"

@@ -220,7 +220,7 @@ def test_sync_remembers_a_new_markdown_file_with_its_frontmatter_and_removes_it(
         encoding="utf-8",
     )
     (home / "notes" / "plain.md").write_text("The office closes at six.\n", encoding="utf-8")
-    report = json.loads(cli.ok("sync", "--home", str(home), "--json"))
+    report = json.loads(cli.ok("sync", "--home", str(home), "--json", "--namespace", "project:office"))
     assert report["counts"] == {"correct": 0, "restore": 0, "resolve": 0, "create": 2, "problem": 0}
     made = {item["path"]: latest(home)[item["new_record_id"]] for item in report["items"]}
     deploys, plain = made["notes/deploys.md"], made["notes/plain.md"]
@@ -231,6 +231,7 @@ def test_sync_remembers_a_new_markdown_file_with_its_frontmatter_and_removes_it(
         ("ops",),
     )
     assert deploys.provenance.ref == "notes/deploys.md" and plain.body == "The office closes at six."
+    assert deploys.namespace == plain.namespace == "project:office"
     assert not (home / "notes" / "deploys.md").exists() and not (home / "notes" / "plain.md").exists()
 
 

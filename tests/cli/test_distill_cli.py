@@ -139,6 +139,8 @@ def test_the_llm_operator_runs_against_an_openai_compatible_endpoint(
     good = json.loads(done.stdout)
     assert good["operator"] == "llm" and [p["anchors"] for p in good["proposals"]] == [list(anchors.values())]
     assert server.requests[-1]["authorization"] == "Bearer sk-test"
+    (proposal,) = good["proposals"]
+    assert cli.ok("decline", proposal["id"], "--home", str(home)).startswith(f"declined  {proposal['id']}")
 
 
 def test_distill_outside_a_home_fails_with_one_line(cli: Cli) -> None:

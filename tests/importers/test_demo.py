@@ -14,7 +14,7 @@ STEPS = [
     "Make a Home",
     "Import the repository",
     "Capture into the inbox, then archive it",
-    "Distill",
+    "Distill the archive into proposals, then accept them",
     "Consolidate",
     "Render the views",
     "Answer questions with recall",
@@ -33,7 +33,7 @@ def test_the_demo_walks_every_step_on_a_repository(
     result = run_demo(tmp_path / "demo", repo=str(repo), echo=lines.append)
     out = "\n".join(lines)
     assert [s.split(":")[0] for s in result.steps] == STEPS
-    assert "distill (archive lines → proposed records) does not exist yet" in out
+    assert "2 proposal(s) filed" in out and "accepted 2: the records now cite their archive lines" in out
     assert "recalled again: absent" in out and "recalled again: back" in out
     assert "superseded mem:" in out and "resolved:" in out
     head = git(repo, "rev-parse", "HEAD")

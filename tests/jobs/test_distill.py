@@ -246,3 +246,17 @@ def test_generated_marks_are_only_on_the_llm_operators_candidates(home: Home) ->
     record = proposal.proposals[0].record
     assert record is not None and record.provenance.kind == "distill"
     assert record.epistemic_status is not EpistemicStatus.INFERRED
+
+
+def test_a_line_an_erasure_redacted_is_not_distilled_into_its_marker(home: Home) -> None:
+    items = archived(home, ("Ada keeps the spare key under the blue pot.", {}), ("Bo prefers coffee.", {}))
+    memory = bm25(home)
+    made = memory.remember(items[0].text, source=items[0].anchor, now=at(hours=1, days=0))
+    memory.erase([made.record_id], reason="user request", authority="ada", now=at(hours=1.5))
+    report = memory.distill(now=RUN)
+    assert [p.anchors for p in report.proposals] == [(items[1].anchor,)]
+    assert dict(report.selection.withdrawn) == {items[0].anchor: "erased: a redaction line"}
+    assert all(
+        "erased by" not in (p.proposals[0].record.body if p.proposals[0].record else "")
+        for p in report.proposals
+    )

@@ -105,9 +105,16 @@ def edit(
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Report what would be done; write nothing.")
+@click.option(
+    "--namespace",
+    metavar="NS",
+    default="default",
+    show_default=True,
+    help="Namespace of records made from new files (frontmatter may name another).",
+)
 @home_option
 @json_option
-def sync(dry_run: bool, home: str | None, as_json: bool) -> None:
+def sync(dry_run: bool, namespace: str, home: str | None, as_json: bool) -> None:
     """Turn hand edits and new files in notes/ into records; resolve version clashes after a git merge.
 
     A version file edited by hand is restored to its proven bytes (from git, else
@@ -127,7 +134,7 @@ def sync(dry_run: bool, home: str | None, as_json: bool) -> None:
     """
     from agent_memory.sync import sync as run_sync
 
-    report = run_sync(open_home(home), dry_run=dry_run)
+    report = run_sync(open_home(home), dry_run=dry_run, namespace=namespace)
     if as_json:
         echo_json(report.to_json())
     else:

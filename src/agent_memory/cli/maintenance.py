@@ -108,6 +108,8 @@ def distill(home: str | None, operator: str, namespace: str, dry_run: bool, as_j
         click.echo(f"{'':<11}{pending.reason}")
     for anchor, record_id in report.held.items():
         click.echo(f"held       {anchor}  already held as {record_id}")
+    for anchor, why in report.skipped.items():
+        click.echo(f"skipped    {anchor}  {why}")
     for rejection in report.rejections:
         click.echo(f"rejected   {' '.join(rejection.record_ids) or '-'}  {rejection.detail}")
     for problem in report.selection.problems:

@@ -18,8 +18,9 @@ Invariants: an archive file is exactly the concatenation of the segments the log
 it, so an edit anywhere (a changed, added or removed byte, a deleted file, a file no run
 wrote) is detected by :func:`check_archive` (:mod:`.ledger`) and reported, never repaired; a
 run refuses to append to a file that fails the check. A run interrupted after step 4 is rolled forward by
-the next one (the segments are rebuilt from the unchanged inbox and must match the logged
-digests), never back. The log holds digests and ids, never item text (DESIGN.md §9).
+the next one (the segments are rebuilt from the inbox, which still starts with what the run
+archived, and must match the logged digests; lines captured since stay in the new inbox),
+never back. The log holds digests and ids, never item text (DESIGN.md §9).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from agent_memory.errors import RecordError, RecordNotFound, StoreError
 from agent_memory.home import Home
 from agent_memory.jobs.files import append_bytes, read_text, replace_bytes, tail
 from agent_memory.jobs.inbox import INBOX, InboxItem, inbox_header, local_day, parse_inbox, to_zone
-from agent_memory.jobs.ledger import ArchiveProblem, Run, Segment, check_files, read_runs
+from agent_memory.jobs.ledger import ArchiveProblem, Run, Segment, archived_prefix, check_files, read_runs
 from agent_memory.log.base import Action
 from agent_memory.wire import format_timestamp, utc_now
 
@@ -48,6 +49,7 @@ __all__ = [
     "archived_items",
     "check_archive",
     "find_anchor",
+    "finish_interrupted",
 ]
 
 _STRUCTURE = re.compile(r"\A(?:# Archive \d{4}-\d{2}-\d{2}|## Archived \S+)\Z")
@@ -112,9 +114,10 @@ def archive_inbox(home: Home, *, now: datetime | None = None, actor: str | None 
         inbox = read_text(inbox_path)
         finished = _finish_interrupted(home, runs, inbox)
         if finished is not None:
-            _reset_inbox(inbox_path, local_day(stamp, home.settings.zone))
+            run, rest = finished
+            _reset_inbox(inbox_path, local_day(stamp, home.settings.zone), rest)
             return ArchiveResult(
-                skipped=False, finished=finished.seq, problems=tuple(check_files(home.root, runs))
+                skipped=False, finished=run.seq, problems=tuple(check_files(home.root, runs))
             )
         parsed = parse_inbox(inbox)
         if parsed.problems:
@@ -174,6 +177,29 @@ def archive_inbox(home: Home, *, now: datetime | None = None, actor: str | None 
         )
 
 
+def finish_interrupted(home: Home, *, now: datetime | None = None) -> int | None:
+    """Finish an archive run a crash cut short, and nothing else; return its log seq, or ``None``.
+
+    What :func:`archive_inbox` does first, on its own for ``doctor --fix``: the missing bytes
+    are those the run's logged digests fix, and the inbox is re-created with the lines
+    captured since the crash.
+
+    Raises:
+        StoreError: The segments rebuilt from the inbox do not match the logged digests, or
+            a write failed.
+        LogError: The log cannot be read.
+    """
+    stamp = to_zone(now if now is not None else utc_now(), home.settings.zone)
+    with home.writer_lock():
+        inbox_path = home.root / INBOX
+        finished = _finish_interrupted(home, read_runs(home.log()), read_text(inbox_path))
+        if finished is None:
+            return None
+        run, rest = finished
+        _reset_inbox(inbox_path, local_day(stamp, home.settings.zone), rest)
+        return run.seq
+
+
 def check_archive(home: Home) -> list[ArchiveProblem]:
     """Compare every archive file with the segments the log says were appended to it.
 
@@ -222,19 +248,24 @@ def find_anchor(home: Home, anchor: str) -> InboxItem:
     raise RecordNotFound(f"no item {match['id']} here", path=str(home.root / f"archive/{match['day']}.md"))
 
 
-def _finish_interrupted(home: Home, runs: Sequence[Run], inbox: str) -> Run | None:
-    """Complete the last run if a crash cut it short; return it, or ``None`` when nothing was pending.
+def _finish_interrupted(home: Home, runs: Sequence[Run], inbox: str) -> tuple[Run, str] | None:
+    """Complete the last run if a crash cut it short; return it and the inbox lines captured since.
 
-    Pending means: the inbox still holds exactly what that run archived, and each of its
+    Pending means: the inbox still starts with exactly what that run archived (captures
+    made after the crash only append: :func:`~.ledger.archived_prefix`), and each of its
     files ends with a prefix (possibly empty, possibly all) of the segment it planned.
-    The segments are rebuilt from the inbox and must match the logged digests; only the
-    missing bytes are appended. Anything else is left for :func:`check_archive` to report.
+    The segments are rebuilt from that part of the inbox and must match the logged
+    digests; only the missing bytes are appended. Returns ``None`` when nothing was
+    pending; anything else is left for :func:`check_archive` to report.
     """
     if not runs or runs[-1].skipped:
         return None
     last = runs[-1]
-    if hashlib.sha256(inbox.encode("utf-8")).hexdigest() != last.inbox_sha256:
+    data = inbox.encode("utf-8")
+    length = archived_prefix(data, last.inbox_sha256)
+    if length is None:
         return None  # the inbox was re-created after that run: nothing to finish
+    inbox, rest = data[:length].decode("utf-8"), data[length:].decode("utf-8")
     offsets = {segment.file: segment.offset for segment in last.segments}
     rebuilt = {
         seg.file: (seg, data)
@@ -255,9 +286,9 @@ def _finish_interrupted(home: Home, runs: Sequence[Run], inbox: str) -> Run | No
             return None  # an edit, not an interruption: the check reports it
         if len(written) < len(data):
             missing.append((path, data[len(written) :]))
-    for path, rest in missing:
-        append_bytes(path, rest)
-    return last
+    for path, tail_bytes in missing:
+        append_bytes(path, tail_bytes)
+    return last, rest
 
 
 # ---------------------------------------------------------------------- planning and writing
@@ -303,5 +334,5 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _reset_inbox(path: Path, day: date) -> None:
-    replace_bytes(path, inbox_header(day).encode("utf-8"))
+def _reset_inbox(path: Path, day: date, kept: str = "") -> None:
+    replace_bytes(path, (inbox_header(day) + kept).encode("utf-8"))

@@ -6,8 +6,8 @@ A run, in order (issue 7 item 3; DESIGN.md §5 "Maintenance"):
    check (:func:`~.ledger.check_files`: a file someone edited is not evidence and is skipped,
    listed in ``problems``); minus the lines an earlier run distilled (the *ledger*: the
    ``distill`` events of the log, :func:`read_ledger`); minus the lines the withdrawal gate
-   hides, decided *before* any text is read (seed 000 §14.1, §12.2: a probe naming the line's
-   anchor, its ``Source`` and the target namespace goes through
+   hides, decided *before* any text reaches an operator (seed 000 §14.1, §12.2: a probe
+   naming the line's anchor, its ``Source`` and the target namespace goes through
    :meth:`~agent_memory.governance.gate.GateView.check`).
 2. **Extract.** A :class:`~.distill_rules.DistillOperator` turns the lines into candidate
    texts: the deterministic :class:`~.distill_rules.HeuristicOperator` by default, or the
@@ -48,6 +48,7 @@ from typing import Any
 
 from agent_memory.errors import AgentMemoryError, LogError
 from agent_memory.governance.gate import Exposure
+from agent_memory.governance.sanitizing import is_redacted
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archived_items
 from agent_memory.jobs.distill_rules import Candidate, DistillOperator, Extraction
@@ -82,7 +83,8 @@ class Selection:
     Attributes:
         eligible: Lines to distill, by file then position.
         already: Anchors an earlier run distilled (the ledger).
-        withdrawn: ``(anchor, the gate's reason)`` for lines a withdrawal in force hides.
+        withdrawn: ``(anchor, reason)`` for lines a withdrawal in force hides (the gate's
+            reason) and for redaction lines an erasure left (``erased: a redaction line``).
         problems: Archive files not read (edited, appended, missing, unreadable), one line each.
         total: Lines found in the files read.
     """
@@ -234,6 +236,9 @@ def select_lines(
             selection.total += 1
             if item.anchor in ledger:
                 selection.already.append(item.anchor)
+                continue
+            if is_redacted(item):  # what an erasure left of the line: no content to distill
+                selection.withdrawn.append((item.anchor, "erased: a redaction line"))
                 continue
             exposure = check(_probe(item, namespace, now))
             if not exposure.exposed:

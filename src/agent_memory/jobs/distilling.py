@@ -124,7 +124,7 @@ class DistillMethods:
             )
         chosen = operator_named(operator, home) if isinstance(operator, str) else operator
         stamp = self._clock(now)
-        first = select_lines(home, self.log, self.gate.check, namespace=namespace, now=stamp)
+        first = select_lines(home, self.log, self.gate.view().check, namespace=namespace, now=stamp)
         extraction = chosen.extract(first.eligible)
 
         def build(item: InboxItem, candidate: Candidate) -> MemoryRecord:
@@ -138,7 +138,7 @@ class DistillMethods:
             return self._signed(record)
 
         with self._writing():
-            selection = select_lines(home, self.log, self.gate.check, namespace=namespace, now=stamp)
+            selection = select_lines(home, self.log, self.gate.view().check, namespace=namespace, now=stamp)
             still = {item.anchor for item in selection.eligible}
             extraction.candidates = [c for c in extraction.candidates if c.anchor in still]
             extraction.skipped = {a: why for a, why in extraction.skipped.items() if a in still}

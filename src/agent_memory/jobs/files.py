@@ -1,7 +1,8 @@
 """Byte-level file operations the jobs share: read, append, replace, read a tail.
 
-Invariants: every write is fsynced before it counts; :func:`append_bytes` never touches the
-bytes already in a file (the archive and the inbox are append-only through it);
+Invariants: every write is fsynced before it counts; no read or append follows a symbolic
+link (``O_NOFOLLOW``: a linked inbox or archive file is an error naming it); :func:`append_bytes`
+never touches the bytes already in a file (the archive and the inbox are append-only through it);
 :func:`replace_bytes` swaps a whole file atomically (a temp file in the same folder and
 ``os.replace``; temp names start with ``.tmp-``, which a Home's ``.gitignore`` ignores), so a
 reader sees the old bytes or the new ones, never a mix. Failures name the file.
@@ -9,6 +10,7 @@ reader sees the old bytes or the new ones, never a mix. Failures name the file.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -24,13 +26,13 @@ def read_text(path: Path) -> str:
         RecordError: Unreadable or not UTF-8 (naming the file and the byte offset).
     """
     try:
-        return path.read_bytes().decode("utf-8")
+        return _read_no_link(path).decode("utf-8")
     except FileNotFoundError:
         return ""
     except UnicodeDecodeError as exc:
         raise RecordError(f"not UTF-8 text at byte {exc.start}", path=str(path)) from None
     except OSError as exc:
-        raise RecordError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+        raise RecordError(f"cannot read: {_reason(exc)}", path=str(path)) from None
 
 
 def read_bytes(path: Path) -> bytes:
@@ -40,11 +42,11 @@ def read_bytes(path: Path) -> bytes:
         StoreError: The file exists but cannot be read (naming it).
     """
     try:
-        return path.read_bytes()
+        return _read_no_link(path)
     except FileNotFoundError:
         return b""
     except OSError as exc:
-        raise StoreError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+        raise StoreError(f"cannot read: {_reason(exc)}", path=str(path)) from None
 
 
 def tail(path: Path, offset: int) -> bytes | None:
@@ -73,7 +75,7 @@ def append_bytes(path: Path, data: bytes) -> None:
             the next reader reports rather than hides.
     """
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             view = memoryview(data)
             while view:
@@ -82,7 +84,7 @@ def append_bytes(path: Path, data: bytes) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise StoreError(f"cannot append: {exc.strerror or exc}", path=str(path)) from None
+        raise StoreError(f"cannot append: {_reason(exc)}", path=str(path)) from None
 
 
 def replace_bytes(path: Path, data: bytes) -> None:
@@ -102,3 +104,16 @@ def replace_bytes(path: Path, data: bytes) -> None:
     except OSError as exc:
         temp.unlink(missing_ok=True)
         raise StoreError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
+
+
+def _read_no_link(path: Path) -> bytes:
+    # O_NOFOLLOW: the inbox and archive files are read in place, never through a link.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link, which agent-memory never follows"
+    return str(exc.strerror or exc)

@@ -10,7 +10,7 @@ Invariant: a file is intact exactly when it is the concatenation of its logged s
 Anything else is an :class:`ArchiveProblem`: ``edited`` (a segment's bytes differ),
 ``appended`` (bytes after the last segment), ``missing`` (logged, deleted), ``unlogged``
 (no run wrote it), or ``interrupted`` (the last run's segment is absent or cut short and the
-inbox still holds what that run archived, so ``archive-inbox`` can finish it). Nothing here
+inbox still starts with what that run archived, so ``archive-inbox`` can finish it). Nothing here
 writes or repairs. The log holds digests, never item text (DESIGN.md §9).
 
 An authorized erasure may rewrite a segment (seed 000 §12.3: a sanitized segment with a new
@@ -33,7 +33,7 @@ from agent_memory.jobs.files import tail
 from agent_memory.log.base import Action, LogEntry, OperationLog
 from agent_memory.wire import format_timestamp, parse_timestamp
 
-__all__ = ["ArchiveProblem", "Run", "Segment", "check_files", "read_runs"]
+__all__ = ["ArchiveProblem", "Run", "Segment", "archived_prefix", "check_files", "read_runs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,28 @@ def _follow_lineage(runs: list[Run], entry: LogEntry) -> list[Run]:
     return [dataclasses.replace(run, segments=tuple(moved.get(s, s) for s in run.segments)) for run in runs]
 
 
+def archived_prefix(inbox: bytes, sha256: str) -> int | None:
+    """Return the length of the start of ``inbox`` whose SHA-256 is ``sha256``, or ``None``.
+
+    A run logs the digest of the inbox it archives and resets the inbox last; a run killed
+    before the reset leaves that inbox in place, and captures made since only append to it.
+    So the run is unfinished exactly when the inbox is, or starts with (up to a line
+    break), the bytes it logged.
+    """
+    digest = hashlib.sha256()
+    if digest.hexdigest() == sha256:
+        return 0
+    start = 0
+    while start < len(inbox):
+        end = inbox.find(b"\n", start)
+        end = len(inbox) if end < 0 else end + 1
+        digest.update(inbox[start:end])
+        if digest.hexdigest() == sha256:
+            return end
+        start = end
+    return None
+
+
 def check_files(root: Path, runs: Sequence[Run]) -> list[ArchiveProblem]:
     """Compare every file in ``root/archive/`` (and every logged one) with its segments, by name."""
     by_file: dict[str, list[tuple[int, Segment]]] = {}
@@ -154,7 +176,7 @@ def check_files(root: Path, runs: Sequence[Run]) -> list[ArchiveProblem]:
     pending: set[Segment] = set()
     if runs and not runs[-1].skipped:
         inbox = tail(root / "inbox.md", 0) or b""
-        if hashlib.sha256(inbox).hexdigest() == runs[-1].inbox_sha256:
+        if archived_prefix(inbox, runs[-1].inbox_sha256) is not None:
             pending = set(runs[-1].segments)  # the inbox was never reset: that run is unfinished
     folder = root / "archive"
     present = {f"archive/{p.name}" for p in folder.glob("*.md")} if folder.is_dir() else set()

@@ -249,6 +249,7 @@ def accept(
     memory.actors.require(memory.actor, "approve", action="accept maintenance proposals")
     outcome = Outcome()
     with memory._writing():
+        view = memory.gate.view()  # accept writes no control: one reading of them serves the call
         for proposal_id, pending in _select(memory, ids, everything=everything):
             if pending is None:
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
@@ -258,7 +259,7 @@ def accept(
             except AgentMemoryError as exc:
                 outcome.refused.append((proposal_id, str(exc)))
                 continue
-            hidden = next((e for e in map(memory.gate.check, versions) if not e.exposed), None)
+            hidden = next((e for e in map(view.check, versions) if not e.exposed), None)
             if hidden is not None:
                 outcome.refused.append((proposal_id, f"withdrawn: {hidden.reason}"))
                 continue

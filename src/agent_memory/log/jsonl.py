@@ -176,7 +176,11 @@ class JsonlLog:
             return []
         except OSError as exc:
             raise LogError(f"cannot list the log folder: {exc.strerror}", path=str(self.folder)) from None
-        return [self.folder / name for name in sorted(names) if _MONTH_FILE.match(name)]
+        files = [self.folder / name for name in sorted(names) if _MONTH_FILE.match(name)]
+        for path in files:
+            if path.is_symlink():
+                raise LogError("is a symbolic link: the log is never read or written through a link", path=str(path))
+        return files
 
     @contextmanager
     def _locked(self, *, exclusive: bool) -> Iterator[None]:
@@ -223,7 +227,7 @@ class JsonlLog:
         if complete == size:
             return
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
             try:
                 os.ftruncate(fd, complete)
                 os.fsync(fd)
@@ -235,7 +239,7 @@ class JsonlLog:
     def _write(self, path: Path, data: bytes) -> None:
         is_new = not path.exists()
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
             try:
                 view = memoryview(data)
                 while view:

@@ -22,7 +22,8 @@ Invariants:
 - An id is checked by :func:`check_record_id` before any path is built from it.
 - A version file that cannot be parsed, or whose record id is not its directory's, is a
   :class:`StoreError` naming the path; it is left byte-identical, and every other record
-  stays readable.
+  stays readable. Symbolic links are never followed: a linked version file or record
+  directory is such an error too, and :meth:`FileStore.list` leaves a linked directory out.
 """
 
 from __future__ import annotations
@@ -306,6 +307,13 @@ class FileStore:
         For ``agent-memory doctor``: unlike :meth:`list`, one bad file does not hide the others.
         """
         problems: list[StoreError] = []
+        with contextlib.suppress(FileNotFoundError), os.scandir(self.root) as entries:
+            for entry in entries:
+                if _RECORD_DIR.match(entry.name) and entry.is_symlink():
+                    try:
+                        self._versions(self.root / entry.name)
+                    except StoreError as exc:
+                        problems.append(exc)
         for record_id, _ in self._latest_paths():
             for _, path in self._versions(self._record_dir(record_id)):
                 try:
@@ -335,6 +343,12 @@ class FileStore:
 
     def _versions(self, record_dir: Path) -> _Versions:
         """Return ``(number, path)`` of every version file, by number; temp files and strays are ignored."""
+        if os.path.islink(record_dir):
+            raise StoreError(
+                "the record directory is a symbolic link, which the store never follows",
+                path=str(record_dir),
+                hint=_HINT,
+            )
         try:
             with os.scandir(record_dir) as entries:
                 names = [entry.name for entry in entries]
@@ -348,7 +362,10 @@ class FileStore:
     def _latest_paths(self) -> Iterator[tuple[str, Path]]:
         try:
             with os.scandir(self.root) as entries:
-                names = sorted(e.name for e in entries if _RECORD_DIR.match(e.name) and e.is_dir())
+                # A linked directory could lead anywhere: never followed (check() reports it).
+                names = sorted(
+                    e.name for e in entries if _RECORD_DIR.match(e.name) and e.is_dir(follow_symlinks=False)
+                )
         except FileNotFoundError:
             return
         for name in names:
