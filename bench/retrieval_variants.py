@@ -22,6 +22,7 @@ from retrieval_data import History
 
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.hybrid import fuse
+from agent_memory.search import fts
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.holdings import fuse as fuse_recipe
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec
@@ -99,7 +100,7 @@ def from_recipe(spec: RecipeSpec, embedder: Embedder) -> SearchIndex:
     if spec.kind == "hybrid":
         return fuse_recipe(spec, [from_recipe(part, embedder) for part in spec.parts])
     if spec.kind == "bm25":
-        return FtsIndex(":memory:", name=spec.name, mode=spec.options["mode"])
+        return FtsIndex(":memory:", name=spec.name, mode=spec.options["mode"], context=spec.options["context"])
     floor = float(spec.options.get("min_similarity", 0.0))
     return VectorIndex(":memory:", embedder, name=spec.name, min_similarity=floor)
 
@@ -160,22 +161,38 @@ class SmoothedVectors:
         return [Hit(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
 
+class HalfContext(FtsIndex):
+    """Bench-only: the default FtsIndex with its neighbours' column weighted 0.5 in bm25()."""
+
+    def _match(self, expression: str, k: int) -> list[Hit]:
+        sql = fts._MATCH.replace("bm25(fts, 1.0, 1.0)", "bm25(fts, 1.0, 0.5)")
+        saved, fts._MATCH = fts._MATCH, sql
+        try:
+            return super()._match(expression, k)
+        finally:
+            fts._MATCH = saved
+
+
 def parts(embedder: Embedder) -> dict[str, Part]:
     """Every index the systems read, by name."""
     bm25, vec = BUILTIN_RECIPES["bm25"], BUILTIN_RECIPES["vectors-minilm"]
+    context = bm25.options["context"]
     out = {
         "fts": Part("fts", lambda: from_recipe(bm25, embedder), body),
         "vec": Part("vec", lambda: from_recipe(vec, embedder), body),
         "vec0": Part("vec0", lambda: VectorIndex(":memory:", embedder), body),
-        "fts-or": Part("fts-or", lambda: FtsIndex(":memory:", mode="or"), body),
+        "fts-or": Part("fts-or", lambda: FtsIndex(":memory:", mode="or", context=context), body),
         "fts-date": Part("fts-date", lambda: from_recipe(bm25, embedder), dated),
+        "fts-cw05": Part("fts-cw05", lambda: HalfContext(":memory:", context=context), body),
     }
+    for reach in (0, 1, 3):
+        out[f"fts-c{reach}"] = Part(f"fts-c{reach}", lambda r=reach: FtsIndex(":memory:", context=r), body)  # type: ignore[misc]
     for reach, weight in ((1, 0.5), (1, 1.0), (2, 0.5)):
         tag = f"vsm{reach}{int(weight * 10)}"
         out[tag] = Part(tag, lambda r=reach, w=weight: SmoothedVectors(embedder, r, w), body)  # type: ignore[misc]
     for before, after in ((1, 0), (1, 1), (2, 2)):
         tag = f"w{before}{after}"
-        out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: from_recipe(bm25, embedder), window(before, after))
+        out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: FtsIndex(":memory:", context=0), window(before, after))
         out[f"vec-{tag}"] = Part(f"vec-{tag}", lambda: from_recipe(vec, embedder), window(before, after))
     return out
 
@@ -210,11 +227,15 @@ def systems(
         main.append(System("bm25s 0.3 over whole sessions (baseline)", own=bm25s_sessions, sessions=True))
     v = "variant"
     variants = [
+        System("bm25, no context (each turn alone, the old default)", ("fts-c0",), note=v),
+        System("bm25, context 1", ("fts-c1",), note=v),
+        System("bm25, context 3", ("fts-c3",), note=v),
+        System("bm25, context column weight 0.5", ("fts-cw05",), note=v),
         System("bm25, query mode or", ("fts-or",), note=v),
         System("bm25, + session date in the text", ("fts-date",), note=v),
-        System("bm25, window -1 (previous turn)", ("fts-w10",), note=v),
-        System("bm25, window ±1", ("fts-w11",), note=v),
-        System("bm25, window ±2", ("fts-w22",), note=v),
+        System("bm25 without context, window -1 (previous turn) joined to the text", ("fts-w10",), note=v),
+        System("bm25 without context, window ±1 joined to the text", ("fts-w11",), note=v),
+        System("bm25 without context, window ±2 joined to the text", ("fts-w22",), note=v),
         System("vectors, no cosine floor", ("vec0",), note=v),
         System("vectors, window ±1", ("vec-w11",), note=v),
         System("hybrid, vectors without floor", ("fts", "vec0"), hybrid, note=v),

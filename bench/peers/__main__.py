@@ -43,7 +43,7 @@ from report import machine, replace_section  # noqa: E402
 HEADING = "## Peers"
 DRIVERS = HERE / "drivers"
 OURS = "agent-memory"
-PEERS = [Peer("basic-memory", "0.24.1"), Peer("memweave", "0.2.1")]
+PEERS = [Peer("basic-memory", "0.24.1"), Peer("memweave", "0.2.1"), Peer("agentic-memory-ai", "0.1.2")]
 # Looked at and left out, with the reason: each needs a service or a download this machine cannot reach.
 OFFLINE_BLOCKED = [
     (
@@ -219,6 +219,18 @@ def systems(work: Path) -> list[System | tuple[str, str]]:
                         " its vector half needs an embeddings API (LiteLLM), absent offline",
                         "cold start through its API in a fresh process (its CLI's search embeds the query"
                         " through LiteLLM first, which retries an unreachable API for about ten seconds)",
+                    ],
+                )
+            )
+        elif peer.name == "agentic-memory-ai":
+            found.append(
+                System(
+                    peer.name,
+                    python,
+                    DRIVERS / "agentic_memory_run.py",
+                    env=dict(os.environ),
+                    notes=[
+                        "no cold start or MCP figure: its default store lives in memory, and it has no server"
                     ],
                 )
             )

@@ -128,20 +128,35 @@ def controls(home: str | None, as_json: bool) -> None:
 @home_option
 @json_option
 def review(namespace: str | None, home: str | None, as_json: bool) -> None:
-    """List the quarantined records and the pending records, each with its review state.
+    """List what waits for a person: quarantined and pending records, then maintenance proposals.
 
     A record is quarantined while it is tainted (e.g. external) and no person approved it;
     it is recallable, marked, and never autoloaded. Review state comes only from review
-    events in the log. Withdrawn records are not listed, only counted.
+    events in the log. Withdrawn records are not listed, only counted. Maintenance proposals
+    (from distill and consolidate) are listed one a line; ``agent-memory proposals`` shows
+    what each would write, ``accept ID`` or ``reject ID`` decides it. ``--json`` adds
+    ``"proposals": [{"id", "pass", "action", "record_ids", "reason"}]`` to the queue.
     """
     from agent_memory.governance.queue import review_queue
+    from agent_memory.jobs.review_flow import pending_proposals
 
     with _open(home) as memory:
         queue = review_queue(memory, namespace=namespace)
+        waiting = pending_proposals(memory)
     if as_json:
-        echo_json(queue.to_json())
+        proposals = [
+            {
+                "id": p.id,
+                "pass": p.pass_name,
+                "action": p.action,
+                "record_ids": list(p.record_ids),
+                "reason": p.reason,
+            }
+            for p in waiting
+        ]
+        echo_json({**queue.to_json(), "proposals": proposals})
         return
-    if not queue.items:
+    if not queue.items and not waiting:
         click.echo("nothing to review")
     for item in queue.items:
         body = item.record.body if len(item.record.body) <= 100 else item.record.body[:99] + "…"
@@ -149,6 +164,12 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
         click.echo(f"    {body}")
     if queue.withdrawn:
         click.echo(f"({queue.withdrawn} more withdrawn: not shown)")
+    for pending in waiting:
+        click.echo(f"{pending.id}  proposal  {pending.pass_name} {pending.action}  {pending.reason}")
+    if waiting:
+        click.echo(
+            f"{len(waiting)} proposal(s): `agent-memory proposals` shows their diffs; accept ID or reject ID"
+        )
 
 
 def _decide(record_id: str, verdict: str, reason: str, home: str | None, as_json: bool) -> None:

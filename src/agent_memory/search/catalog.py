@@ -34,7 +34,13 @@ from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progres
 from agent_memory.search.holdings import Holding, Ledger, close_index, fuse, unavailable, write_json
 from agent_memory.search.hybrid import CANDIDATES
 from agent_memory.search.hybrid import fuse as fuse_rankings
-from agent_memory.search.recipes import BUILTIN_RECIPES, DEFAULT_WHY, RecipeSpec, SearchSettings
+from agent_memory.search.recipes import (
+    BUILTIN_RECIPES,
+    DEFAULT_CONTEXT,
+    DEFAULT_WHY,
+    RecipeSpec,
+    SearchSettings,
+)
 from agent_memory.stores.base import RecordStore
 from agent_memory.wire import format_timestamp
 
@@ -101,7 +107,7 @@ class IndexCatalog:
         from agent_memory.search.fts import FtsIndex
         from agent_memory.search.vectors import VectorIndex
 
-        indexes: dict[str, SearchIndex] = {"bm25": FtsIndex(":memory:")}
+        indexes: dict[str, SearchIndex] = {"bm25": FtsIndex(":memory:", context=DEFAULT_CONTEXT)}
         if embedder is not None:
             indexes["vectors"] = VectorIndex(":memory:", embedder)
         return cls(store, indexes)
@@ -142,7 +148,7 @@ class IndexCatalog:
         for sub in ("bm25", name):
             (folder / sub).mkdir(parents=True, exist_ok=True)
         indexes: dict[str, SearchIndex] = {
-            "bm25": FtsIndex(folder / "bm25" / "index.sqlite", name="bm25"),
+            "bm25": FtsIndex(folder / "bm25" / "index.sqlite", name="bm25", context=DEFAULT_CONTEXT),
             name: VectorIndex(folder / name / "index.sqlite", embedder, name=name),
         }
         return cls(store, indexes, folder=folder, signal=signal, clock=clock)

@@ -53,6 +53,7 @@ from agent_memory.search.fts_query import (
     prepare_document,
     prepare_query,
 )
+from agent_memory.search.threads import place_of
 from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
@@ -62,21 +63,28 @@ QueryMode = Literal["and-then-or", "and-or", "or"]
 QUERY_MODES: tuple[QueryMode, ...] = ("and-then-or", "and-or", "or")
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-_SCHEMA_TAG = "agent-memory-fts/1"
+_SCHEMA_TAG = "agent-memory-fts/2"
 _MAX_AND_TERMS = 64  # a longer query (a pasted page) goes straight to its rarest terms
 _OR_CAP = 8
 # docs/benchmarks.md (Search): best LoCoMo recall@10 of 0.1/0.25/0.5, p50 within 5% of 0.1 at 100k.
 _OR_MAX_SHARE = 0.25
 _BATCH = 500
+MAX_CONTEXT = 8
+# bm25() weight of the neighbours' column against the note's own text (docs/benchmarks.md,
+# Retrieval quality: weights 1 and 0.5 were measured).
+_CONTEXT_WEIGHT = 1.0
 _BUSY_TIMEOUT_MS = 5000
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS docs (
     rowid INTEGER PRIMARY KEY,
     record_id TEXT NOT NULL UNIQUE,
-    version TEXT NOT NULL
+    version TEXT NOT NULL,
+    thread TEXT,
+    position TEXT
 ) STRICT;
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='{TOKENIZER}');
+CREATE INDEX IF NOT EXISTS docs_thread ON docs (thread, position);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, context, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, row);
 """
 # Scratch tables through which SQLite itself cuts a query into tokens and stems, so the
@@ -90,8 +98,9 @@ CREATE VIRTUAL TABLE temp.q_tokens_i USING fts5vocab(temp, q_tokens, instance);
 """
 # FTS5 ranks the matches alone; only the top rows are joined to their record ids.
 _MATCH = (
-    "SELECT d.record_id, -f.score FROM (SELECT rowid, bm25(fts) AS score FROM fts WHERE fts MATCH ?"
-    " ORDER BY score LIMIT ?) AS f JOIN docs d ON d.rowid = f.rowid"
+    "SELECT d.record_id, -f.score FROM (SELECT rowid, bm25(fts, 1.0, "  # noqa: S608 - constants only
+    + repr(_CONTEXT_WEIGHT)
+    + ") AS score FROM fts WHERE fts MATCH ? ORDER BY score LIMIT ?) AS f JOIN docs d ON d.rowid = f.rowid"
 )
 
 
@@ -112,11 +121,14 @@ class FtsIndex(SharedConnection):
         mode: How a query with several words is run: ``and-then-or`` (notes with every word
             first, then notes with any of them), ``and-or`` (every word if that finds ``k``
             notes, else any word, by BM25 alone) or ``or`` (any word). Recorded in the recipe.
+        context: How many neighbouring turns on each side (0 to :data:`MAX_CONTEXT`) are
+            indexed with each note, in a second column: the notes of its thread
+            (:mod:`.threads`), nearest first. 0 reads every note alone. Recorded in the recipe.
         clock: Returns the current aware UTC time; stamps ``built_at``. Defaults to the wall
             clock.
 
     Raises:
-        ValueError: An unknown ``mode``.
+        ValueError: An unknown ``mode``, or ``context`` out of range.
         sqlite3.Error: The file cannot be opened or is not a database.
     """
 
@@ -126,13 +138,17 @@ class FtsIndex(SharedConnection):
         *,
         name: str = "bm25",
         mode: QueryMode = "and-then-or",
+        context: int = 0,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         if mode not in QUERY_MODES:
             raise ValueError(f"unknown query mode {mode!r} (one of: {', '.join(QUERY_MODES)})")
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise ValueError(f"context must be an integer in [0, {MAX_CONTEXT}], got {context!r}")
         self.path = os.fspath(path)
         self._name = name
         self._mode = mode
+        self._context = context
         self._clock = clock or utc_now
         self._lock = threading.RLock()
         self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
@@ -165,6 +181,8 @@ class FtsIndex(SharedConnection):
                 "fields": ["body", "tags"],
                 "stopwords": STOPWORDS_NAME,
                 "query": self._mode,
+                "context": self._context,
+                "context_weight": str(_CONTEXT_WEIGHT),
                 "or_terms": _OR_CAP,
                 "or_max_share": str(_OR_MAX_SHARE),
                 "schema": _SCHEMA_TAG,
@@ -193,10 +211,12 @@ class FtsIndex(SharedConnection):
         with self._lock:
 
             def delete() -> None:
+                threads = self._threads_of([record_id for (record_id,) in ids])
                 self._conn.executemany(
                     "DELETE FROM fts WHERE rowid = (SELECT rowid FROM docs WHERE record_id = ?)", ids
                 )
                 self._conn.executemany("DELETE FROM docs WHERE record_id = ?", ids)
+                self._refresh_context(threads)
 
             self._transaction(delete)
 
@@ -297,21 +317,65 @@ class FtsIndex(SharedConnection):
                 ).fetchall()
             )
             changed = [row for row in rows if held.get(row[0]) != row[1]]
+            # Threads the changed notes leave and join: their neighbours' context changes.
+            threads = self._threads_of([record_id for record_id, _, _ in changed if record_id in held])
+            places = {record_id: place_of(record) for record_id, _, record in changed}
+            if self._context:
+                threads.update(place[0] for place in places.values() if place is not None)
             self._conn.executemany(
                 "DELETE FROM fts WHERE rowid = (SELECT rowid FROM docs WHERE record_id = ?)",
                 [(record_id,) for record_id, _, _ in changed if record_id in held],
             )
             self._conn.executemany(
-                "INSERT INTO docs (record_id, version) VALUES (?, ?)"
-                " ON CONFLICT (record_id) DO UPDATE SET version = excluded.version",
-                [(record_id, version) for record_id, version, _ in changed],
+                "INSERT INTO docs (record_id, version, thread, position) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (record_id) DO UPDATE SET version = excluded.version,"
+                " thread = excluded.thread, position = excluded.position",
+                [
+                    (record_id, version, *(places[record_id] or (None, None)))
+                    for record_id, version, _ in changed
+                ],
             )
             self._conn.executemany(
-                "INSERT INTO fts (rowid, text) SELECT rowid, ? FROM docs WHERE record_id = ?",
+                "INSERT INTO fts (rowid, text, context) SELECT rowid, ?, '' FROM docs WHERE record_id = ?",
                 [(prepare_document(document_text(record)), record_id) for record_id, _, record in changed],
             )
+            self._refresh_context(threads)
 
         self._transaction(write)
+
+    def _threads_of(self, record_ids: list[str]) -> set[str]:
+        """Return the threads the held rows of these ids are in (none when context is off)."""
+        if not self._context or not record_ids:
+            return set()
+        rows = self._conn.execute(
+            "SELECT DISTINCT thread FROM docs WHERE thread IS NOT NULL"
+            " AND record_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(record_ids),),
+        )
+        return {thread for (thread,) in rows}
+
+    def _refresh_context(self, threads: set[str]) -> None:
+        """Rewrite the context column of each note of these threads whose neighbours changed.
+
+        A note's context is the text of up to ``context`` notes on each side in its thread,
+        nearest first. Only rows whose context differs are written.
+        """
+        reach = self._context
+        for thread in sorted(threads):
+            rows = self._conn.execute(
+                "SELECT d.rowid, f.text, f.context FROM docs d JOIN fts f ON f.rowid = d.rowid"
+                " WHERE d.thread = ? ORDER BY d.position, d.record_id",
+                (thread,),
+            ).fetchall()
+            updates = []
+            for at, (rowid, _, current) in enumerate(rows):
+                near = [
+                    rows[j][1] for d in range(1, reach + 1) for j in (at - d, at + d) if 0 <= j < len(rows)
+                ]
+                context = "\n".join(near)
+                if context != current:
+                    updates.append((context, rowid))
+            self._conn.executemany("UPDATE fts SET context = ? WHERE rowid = ?", updates)
 
     def _tokenize(self, text: str) -> list[Term]:
         """Return the tokens and stems the index's tokenizer makes of ``text``, in order."""

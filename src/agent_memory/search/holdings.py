@@ -227,7 +227,9 @@ def open_index(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
     if spec.kind == "bm25":
         from agent_memory.search.fts import FtsIndex
 
-        return FtsIndex(path, name=spec.name, mode=spec.options["mode"])
+        return FtsIndex(
+            path, name=spec.name, mode=spec.options["mode"], context=spec.options.get("context", 0)
+        )
     if spec.kind == "vector":
         from agent_memory.search.vectors import VectorIndex
 

@@ -14,7 +14,10 @@ A recipe is a name, a kind and the options that change results::
 
 Kinds and their options (defaults in brackets):
 
-- ``bm25``: ``mode`` [``and-then-or``] | ``and-or`` | ``or`` (:class:`~.fts.FtsIndex`).
+- ``bm25``: ``mode`` [``and-then-or``] | ``and-or`` | ``or``; ``context`` [2]: neighbouring
+  turns of the same conversation on each side indexed with each note, 0-8 (0: each note
+  alone; :class:`~.fts.FtsIndex`, :mod:`.threads`). Recipes written before ``context``
+  existed read as ``context = 2``, so their index is rebuilt once.
 - ``vector``: ``embedder`` = ``hash`` (``dimensions`` [256]) | ``minilm`` (``max_tokens`` [256],
   ``model_path``, ``tokenizer_path``) | ``openai`` (``base_url``, ``model``, ``api_key_env``,
   ``dimensions``, ``timeout_seconds`` [30]). Without ``dimensions`` the server is asked for
@@ -45,6 +48,7 @@ from agent_memory.errors import ConfigError
 
 __all__ = [
     "BUILTIN_RECIPES",
+    "DEFAULT_CONTEXT",
     "DEFAULT_WHY",
     "RecipeSpec",
     "SearchSettings",
@@ -56,8 +60,11 @@ __all__ = [
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
 _ENV = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _MODES = ("and-then-or", "and-or", "or")
+_MAX_CONTEXT = 8  # fts.MAX_CONTEXT, not imported: this module stays free of index code
+DEFAULT_CONTEXT = 2
+"""Neighbouring turns on each side a bm25 index reads with each note (docs/benchmarks.md, Retrieval)."""
 _OPTIONS = {
-    "bm25": {"mode"},
+    "bm25": {"mode", "context"},
     "hash": {"embedder", "dimensions", "min_similarity"},
     "minilm": {"embedder", "max_tokens", "model_path", "tokenizer_path", "min_similarity"},
     "openai": {
@@ -184,7 +191,10 @@ def parse_recipe(
 
     options: dict[str, Any]
     if kind == "bm25":
-        options = {"mode": get("mode", str, "and-then-or", check=lambda v: v in _MODES)}
+        options = {
+            "mode": get("mode", str, "and-then-or", check=lambda v: v in _MODES),
+            "context": get("context", int, DEFAULT_CONTEXT, check=lambda v: 0 <= v <= _MAX_CONTEXT),
+        }
         return RecipeSpec(name, kind, options)
     if kind == "vector":
         options = {"embedder": flavour}
@@ -260,7 +270,7 @@ def _parse_hybrid(
     return RecipeSpec(name, "hybrid", options, tuple(parts))
 
 
-_BM25 = RecipeSpec("bm25", "bm25", {"mode": "and-then-or"})
+_BM25 = RecipeSpec("bm25", "bm25", {"mode": "and-then-or", "context": DEFAULT_CONTEXT})
 # Measured on LoCoMo (2 conversations): a 0.3 cosine floor leaves turn recall@10 unchanged
 # (0.432) while off-topic queries, whose best cosine is below 0.2, find nothing.
 _MINILM = RecipeSpec(
