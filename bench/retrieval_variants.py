@@ -161,11 +161,16 @@ class SmoothedVectors:
         return [Hit(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
 
-class HalfContext(FtsIndex):
-    """Bench-only: the default FtsIndex with its neighbours' column weighted 0.5 in bm25()."""
+class WeightedContext(FtsIndex):
+    """Bench-only: the default FtsIndex with its neighbours' column weighted ``weight`` in bm25()."""
+
+    def __init__(self, weight: float, context: int) -> None:
+        super().__init__(":memory:", context=context)
+        self.weight = weight
 
     def _match(self, expression: str, k: int) -> list[Hit]:
-        sql = fts._MATCH.replace("bm25(fts, 1.0, 1.0)", "bm25(fts, 1.0, 0.5)")
+        held = f"bm25(fts, 1.0, {fts._CONTEXT_WEIGHT!r})"
+        sql = fts._MATCH.replace(held, f"bm25(fts, 1.0, {self.weight!r})")
         saved, fts._MATCH = fts._MATCH, sql
         try:
             return super()._match(expression, k)
@@ -183,8 +188,10 @@ def parts(embedder: Embedder) -> dict[str, Part]:
         "vec0": Part("vec0", lambda: VectorIndex(":memory:", embedder), body),
         "fts-or": Part("fts-or", lambda: FtsIndex(":memory:", mode="or", context=context), body),
         "fts-date": Part("fts-date", lambda: from_recipe(bm25, embedder), dated),
-        "fts-cw05": Part("fts-cw05", lambda: HalfContext(":memory:", context=context), body),
     }
+    for weight in (0.3, 0.5, 0.7, 1.0):
+        tag = f"fts-cw{int(weight * 10)}"
+        out[tag] = Part(tag, lambda w=weight: WeightedContext(w, context), body)  # type: ignore[misc]
     for reach in (0, 1, 3):
         out[f"fts-c{reach}"] = Part(f"fts-c{reach}", lambda r=reach: FtsIndex(":memory:", context=r), body)  # type: ignore[misc]
     for reach, weight in ((1, 0.5), (1, 1.0), (2, 0.5)):
@@ -230,7 +237,11 @@ def systems(
         System("bm25, no context (each turn alone, the old default)", ("fts-c0",), note=v),
         System("bm25, context 1", ("fts-c1",), note=v),
         System("bm25, context 3", ("fts-c3",), note=v),
-        System("bm25, context column weight 0.5", ("fts-cw05",), note=v),
+        *(
+            System(f"bm25, context column weight {w}", (f"fts-cw{int(w * 10)}",), note=v)
+            for w in (0.3, 0.5, 0.7, 1.0)
+            if w != fts._CONTEXT_WEIGHT
+        ),
         System("bm25, query mode or", ("fts-or",), note=v),
         System("bm25, + session date in the text", ("fts-date",), note=v),
         System("bm25 without context, window -1 (previous turn) joined to the text", ("fts-w10",), note=v),

@@ -55,6 +55,15 @@ def test_exact_duplicates_are_superseded_by_the_strongest_copy_on_their_own() ->
     assert report.actions[0].reason == f"exact duplicate of {strong.id}"
 
 
+def test_a_tainted_exact_copy_never_supersedes_the_trusted_one_however_strong() -> None:
+    trusted = make("Staging runs on db-4", ref="s:1", confidence=0.5)
+    tainted = make("Staging runs on db-4", ref="web:1", confidence=0.99, hours=2, taint=["external"])
+    store = store_of(trusted, tainted)
+    consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    assert store.get(tainted.id).superseded_by == trusted.id
+    assert store.get(trusted.id).state is State.ACTIVE and store.get(trusted.id).taint is None
+
+
 def _apply(store: InMemoryStore, proposals: list) -> list[MemoryRecord]:  # type: ignore[type-arg]
     from agent_memory.proposals import apply_proposals
 

@@ -10,7 +10,6 @@ and writes nothing, or succeeds with a result that matches its output schema.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,17 +28,10 @@ from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.mcp.server import Session
 from agent_memory.mcp.tools import Tools
 from agent_memory.memory import Memory
-from reliability_kit import STORE_KINDS, T0, fuzz_settings, make_home, memory_over, record_figures
+from reliability_kit import STORE_KINDS, T0, fuzz_folder, fuzz_settings, make_home, memory_over, record_figures
 from reliability_kit import snapshot as file_snapshot
 from strategies import texts
 
-# Pieces of the query languages under the indexes: FTS5 (SQLite) and tsquery (PostgreSQL).
-FTS_SYNTAX = (
-    *('"', '""', "'", "*", "^", ":", "-", "+", "(", ")", "{", "}", "[", "]", "NEAR(", "NEAR/2", "AND"),
-    *("OR", "NOT", "and", "col:x", "body:", "x*", "*x", "a NEAR b", "&", "|", "!", "<->", "<2>", ":*"),
-    *(":A", "\\", "\x00", "%", "_", ";", "--", "/*", "*/", "' OR 1=1 --", "\u3000", "ǅ", "İ", "ß"),
-)
-WORDS = ("staging", "host", "db-2", "deploy", "tea", "lighthouse", "the", "a", "is", "on")
 SEED_TEXTS = (
     ("The staging host is db-2.", "state", "host:staging"),
     ("The staging host is db-3.", "state", "host:staging"),
@@ -47,19 +39,7 @@ SEED_TEXTS = (
     ("The old lighthouse keeps the backup tapes.", None, None),
     ('Quotes "like this" and NEAR(a b) and col:x are just words here.', None, None),
 )
-
-
-@st.composite
-def queries(draw: st.DrawFn) -> str:
-    """A query: arbitrary text, or words and query-language pieces run together."""
-    if draw(st.integers(0, 3)) == 0:
-        return draw(texts())
-    parts = [
-        draw(st.sampled_from(FTS_SYNTAX) | st.sampled_from(WORDS) | texts())
-        for _ in range(draw(st.integers(1, 8)))
-    ]
-    joined = draw(st.sampled_from(("", " ", "  ", "\t")))
-    return joined.join(parts) * draw(st.sampled_from((1, 1, 1, 200)))
+seeds = st.randoms(use_true_random=True)
 
 
 _ZONES = (UTC, timezone(timedelta(hours=9)), None)
@@ -97,7 +77,7 @@ def truth(memory: Memory) -> tuple[Any, ...]:
 @pytest.fixture(scope="module", params=STORE_KINDS)
 def filled(request: pytest.FixtureRequest) -> Iterator[Memory]:
     """A Memory over each store kind holding :data:`SEED_TEXTS` and a tainted dispute."""
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-recall-fuzz-"))
+    folder = fuzz_folder("agent-memory-recall-fuzz-")
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("XDG_CONFIG_HOME", str(folder / "config"))
@@ -204,7 +184,7 @@ class ToolBench:
 
 @pytest.fixture(scope="module", params=[(), ("external",)], ids=["trusted-session", "tainted-session"])
 def bench(request: pytest.FixtureRequest) -> Iterator[ToolBench]:
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-mcp-fuzz-"))
+    folder = fuzz_folder("agent-memory-mcp-fuzz-")
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("XDG_CONFIG_HOME", str(folder / "config"))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from random import Random
 
 import pytest
 from hypothesis import given
@@ -31,18 +31,21 @@ from agent_memory.settings import Settings
 from agent_memory.signing import address_of
 from agent_memory.stores.files import FileStore
 from agent_memory.transfer import import_memory_file
-from fuzz_inputs import inbox_texts, memory_files, note_files, toml_texts
-from reliability_kit import T0, fuzz_settings, make_home, record_figures, snapshot
-from strategies import KEYS, texts
+from fuzz_inputs import inbox_text, memory_file, note_file, toml_text
+from fuzz_inputs import text as fuzz_text
+from reliability_kit import T0, fuzz_folder, fuzz_settings, make_home, record_figures, snapshot
+from strategies import KEYS
 
 NOTE_ID = "mem:0123456789abcdef0123456789abcdef"
+# One seeded Random per input (see fuzz_inputs): a failure names the seed that replays it.
+seeds = st.randoms(use_true_random=True)
 HEADER = re.compile(r"\A# Inbox \d{4}-\d{2}-\d{2}\Z")
 
 
 @pytest.fixture(scope="module")
 def scratch() -> Iterator[Path]:
     """One folder per module (hypothesis runs many inputs per test), with its own config folder."""
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-fuzz-"))
+    folder = fuzz_folder("agent-memory-fuzz-")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CONFIG_HOME", str(folder / "config"))
         yield folder
@@ -70,8 +73,9 @@ def test_any_note_file_parses_or_is_refused_and_reading_it_changes_nothing(scrat
     target.parent.mkdir(parents=True, exist_ok=True)
 
     @fuzz_settings()
-    @given(data=note_files())
-    def run(data: bytes) -> None:
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        data = note_file(rng)
         try:
             record = load_note(data, path="fuzz.md")
         except RecordError:
@@ -115,15 +119,15 @@ def import_template(scratch: Path) -> Path:
 def test_any_memory_file_imports_whole_or_not_at_all(scratch: Path, import_template: Path) -> None:
     outcomes: Counter[str] = Counter()
     root = scratch / "import"
+    shutil.copytree(import_template, root)
+    before = snapshot(root, ("notes", "log"))
+    store, log = FileStore(root / "notes"), JsonlLog(root / "log")
 
     @fuzz_settings()
-    @given(data=memory_files(), verify=st.booleans(), trust=st.booleans())
-    def run(data: bytes, verify: bool, trust: bool) -> None:
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(import_template, root)
-        store, log = FileStore(root / "notes"), JsonlLog(root / "log")
-        before = snapshot(root, ("notes", "log"))
-        trusted = [address_of(KEYS)] if trust else []
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        data, verify = memory_file(rng), rng.random() < 0.5
+        trusted = [address_of(KEYS)] if rng.random() < 0.5 else []
         try:
             memory_file = MemoryFile.loads(data, path="fuzz.json")
             report = import_memory_file(
@@ -140,6 +144,9 @@ def test_any_memory_file_imports_whole_or_not_at_all(scratch: Path, import_templ
             if record_id in report.tainted or not verify:
                 assert "external" in (stored.taint or ())
         outcomes["imported"] += 1
+        if report.added:  # back to the template for the next input
+            shutil.rmtree(root)
+            shutil.copytree(import_template, root)
 
     run()
     record_figures("fuzz-memory-files", **outcomes)
@@ -152,8 +159,9 @@ def test_parsing_an_inbox_accounts_for_every_line_and_never_raises() -> None:
     outcomes: Counter[str] = Counter()
 
     @fuzz_settings()
-    @given(text=inbox_texts())
-    def run(text: str) -> None:
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        text = inbox_text(rng)
         parsed = parse_inbox(text)
         lines = text.split("\n")
         if lines and lines[-1] == "":
@@ -184,14 +192,12 @@ def test_a_capture_appends_a_line_that_reads_back_exactly_or_writes_nothing(inbo
     home = Home.open(inbox_home)
 
     @fuzz_settings()
-    @given(
-        text=texts(),
-        source=texts(),
-        subject=st.none() | texts(),
-        kind=st.sampled_from(["state", "knowledge", "fact", ""]),
-        taint=st.lists(texts(), max_size=2),
-    )
-    def run(text: str, source: str, subject: str | None, kind: str, taint: list[str]) -> None:
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        text, source = fuzz_text(rng), fuzz_text(rng)
+        subject = fuzz_text(rng) if rng.random() < 0.6 else None
+        kind = rng.choice(["state", "knowledge", "fact", ""])
+        taint = [fuzz_text(rng) for _ in range(rng.randrange(3))]
         before = snapshot(inbox_home, ("log", "archive"), files=("inbox.md",))
         try:
             item = capture(home, text, kind=kind, source=source, subject=subject, taint=taint, at=T0)
@@ -220,8 +226,9 @@ def test_archiving_any_inbox_either_archives_every_item_or_writes_nothing(inbox_
     home = Home.open(inbox_home)
 
     @fuzz_settings()
-    @given(text=inbox_texts())
-    def run(text: str) -> None:
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        text = inbox_text(rng)
         (inbox_home / "inbox.md").write_text(text, encoding="utf-8", newline="")
         before = snapshot(inbox_home, ("log", "archive"), files=("inbox.md",))
         try:
@@ -253,8 +260,9 @@ def test_any_memory_toml_loads_or_is_refused_with_a_config_error(scratch: Path) 
     template = path.read_text("utf-8")
 
     @fuzz_settings()
-    @given(text=toml_texts(template))
-    def run(text: str) -> None:
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        text = toml_text(rng, template)
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         try:
             settings = Settings.load(path)

@@ -4,7 +4,8 @@ Passes, in order, with the origin's pass names (origin-notes §1.12, §1.14; see
 item 4; DESIGN.md §9 "What jobs may apply on their own"):
 
 1. ``dedup.exact`` — active records equal in type, namespace, kind, subject, NFC body and
-   slots: the strongest supersedes each weaker copy. **Applied** (non-destructive, visible).
+   slots: the strongest supersedes each weaker copy, an untainted copy before any tainted
+   one. **Applied** (non-destructive, visible).
 2. ``dedup.near`` — blocked pairs of ``knowledge`` records (never ``state``, never episodes)
    with trigram Jaccard ≥ 0.6: a merged record superseding both. **Proposal.**
 3. ``state`` — live duplicates of one ``namespace`` + ``subject`` left by old data: the newest
@@ -264,9 +265,11 @@ def consolidate(
 
 
 def _keeper_rank(record: MemoryRecord) -> tuple[Any, ...]:
-    # A state keeper must start its valid time no earlier than the copy it supersedes.
+    # An untainted copy always keeps: a tainted one never supersedes trusted content on its
+    # own (DESIGN.md §9 trust). A state keeper must start its valid time no earlier than the
+    # copy it supersedes.
     valid = record.effective_valid_from if record.effective_kind is Kind.STATE else record.created_at
-    return (valid, *ops.strength(record))
+    return (not record.taint, valid, *ops.strength(record))
 
 
 def _exact(run: _Run) -> None:
