@@ -36,11 +36,10 @@ import os
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import retrieval_variants
 from report import machine, replace_section
@@ -291,7 +290,10 @@ def main(argv: list[str] | None = None) -> None:
         results[dataset] = evaluate(histories, parts, systems, dataset)
         for name, result in results[dataset].items():
             key = "R@10" if dataset == "locomo" else "recall_all@5"
-            print(f"{dataset:12s} {name:60s} {key} {result.mean(key) or 0:.3f}  {result.seconds:6.1f}s", flush=True)
+            print(
+                f"{dataset:12s} {name:60s} {key} {result.mean(key) or 0:.3f}  {result.seconds:6.1f}s",
+                flush=True,
+            )
     total = time.perf_counter() - started
     context = {
         "machine": machine(),

@@ -240,7 +240,8 @@ class EmbeddingCache:
         self._conn = sqlite3.connect(str(path))
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (key TEXT, digest TEXT, vector BLOB, PRIMARY KEY (key, digest))"
+            "CREATE TABLE IF NOT EXISTS vectors"
+            " (key TEXT, digest TEXT, vector BLOB, PRIMARY KEY (key, digest))"
         )
         self.embedded = 0  # texts this process had to embed
 
@@ -251,10 +252,10 @@ class EmbeddingCache:
         found: dict[str, Vectors] = {}
         unique = sorted(set(digests))
         for start in range(0, len(unique), 900):
-            chunk = unique[start : start + 900]
             rows = self._conn.execute(
-                f"SELECT digest, vector FROM vectors WHERE key = ? AND digest IN ({','.join('?' * len(chunk))})",
-                (key, *chunk),
+                "SELECT digest, vector FROM vectors WHERE key = ?"
+                " AND digest IN (SELECT value FROM json_each(?))",
+                (key, json.dumps(unique[start : start + 900])),
             )
             found.update((d, np.frombuffer(blob, dtype="<f4")) for d, blob in rows)
         missing = {d: t for d, t in zip(digests, texts, strict=True) if d not in found}

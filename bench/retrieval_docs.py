@@ -75,10 +75,7 @@ def _longmemeval(results: dict[str, Any]) -> list[str]:
     main = [n for n, r in results.items() if not r.variant]
     rows = [[*row, f"{results[row[0]].seconds:.0f}"] for row in _rows(results, LME_COLUMNS, main)]
     published = [[*row, ""] for row in PUBLISHED_LME]
-    by_type = [
-        [name, *(describe(results[name].mean("recall_all@5", t)) for t in LME_TYPES)]
-        for name in main
-    ]
+    by_type = [[name, *(describe(results[name].mean("recall_all@5", t)) for t in LME_TYPES)] for name in main]
     return [
         _table(["system", *LME_COLUMNS, "seconds"], rows + published),
         "",
@@ -91,12 +88,15 @@ def _longmemeval(results: dict[str, Any]) -> list[str]:
 def _variants(results: dict[str, dict[str, Any]]) -> list[str]:
     locomo, lme = results.get("locomo", {}), results.get("longmemeval", {})
     names = [n for n, r in locomo.items() if r.variant] or [n for n, r in lme.items() if r.variant]
-    base = [n for n in ("bm25 (FtsIndex)", "vectors-minilm (MiniLM int8, cosine ≥ 0.3)", DEFAULT) if n in locomo]
+    base = [
+        n for n in ("bm25 (FtsIndex)", "vectors-minilm (MiniLM int8, cosine ≥ 0.3)", DEFAULT) if n in locomo
+    ]
     rows = []
     for name in base + names:
-        got = [
-            locomo[name].mean(m) if name in locomo else None for m in ("R@5", "R@10", "R@25", "R@50")
-        ] + [lme[name].mean(m) if name in lme else None for m in ("recall_all@5", "ndcg@10", "turn recall_all@10")]
+        got = [locomo[name].mean(m) if name in locomo else None for m in ("R@5", "R@10", "R@25", "R@50")] + [
+            lme[name].mean(m) if name in lme else None
+            for m in ("recall_all@5", "ndcg@10", "turn recall_all@10")
+        ]
         rows.append([name if name not in base else f"**{name}**", *(describe(g) for g in got)])
     header = [
         "variant (one change against the default)",

@@ -228,6 +228,6 @@ def loads_json(data: bytes | str, *, path: str | None = None) -> Any:
         raise RecordError(f"not usable JSON: {exc}", path=path) from None
     except RecursionError:  # arrays or objects nested thousands deep exhaust the parser's stack
         raise RecordError(
-            f"not usable JSON: nested deeper than the parser can follow (values may nest {MAX_JSON_DEPTH} deep)",
+            f"not usable JSON: nested deeper than the parser can follow (at most {MAX_JSON_DEPTH} levels)",
             path=path,
         ) from None

@@ -26,7 +26,7 @@ from typing import Any
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
-from agent_memory.proposals import Proposal, ProposalKind, apply_proposal
+from agent_memory.proposals import Proposal, ProposalKind, apply_proposal, validate_proposals
 from agent_memory.records import Kind, MemoryRecord, State
 from agent_memory.stores.base import RecordStore
 
@@ -128,9 +128,14 @@ def execute(
 ) -> list[MemoryRecord]:
     """Carry out a create, supersede or dispute plan with a logged intent; return versions written.
 
-    The intent names both records and the plan; it is logged before the first put and
+    The plan is validated against the store first (a refused one raises and logs nothing);
+    then the intent, naming both records and the plan, is logged before the first put and
     closed with ``intent-done`` after the last, so :func:`roll_forward` can finish the job
     if the process dies in between.
+
+    Raises:
+        ProposalError, LifecycleError: The gate refuses the plan (e.g. the live record was
+            superseded meanwhile); nothing is written, not even the intent.
     """
     record, other = plan.record, plan.other
     if plan.kind is PlanKind.CREATE or other is None:
@@ -138,12 +143,18 @@ def execute(
         log.append("put", actor=actor, record_ids=(record.id,), details={"version": 1}, now=now)
         return written
     details = {"op": plan.kind.value, "reason": plan.reason, "subject": record.subject or ""}
+    supersede = Proposal(ProposalKind.SUPERSEDE, record=record, target_id=other.id, reason=plan.reason)
+    dispute = [
+        Proposal(ProposalKind.CREATE, record=record),
+        Proposal(ProposalKind.TRANSITION, target_id=other.id, other_id=record.id, reason=plan.reason),
+    ]
+    # Refused before the intent is logged: a write the gate refuses leaves no trace in the log.
+    validate_proposals(store, [supersede] if plan.kind is PlanKind.SUPERSEDE else dispute, now=now)
     intent = log.append("intent", actor=actor, record_ids=(other.id, record.id), details=details, now=now)
     if plan.kind is PlanKind.SUPERSEDE:
-        proposal = Proposal(ProposalKind.SUPERSEDE, record=record, target_id=other.id, reason=plan.reason)
-        written = apply_proposal(store, proposal, now=now)
+        written = apply_proposal(store, supersede, now=now)
     else:
-        written = apply_proposal(store, Proposal(ProposalKind.CREATE, record=record), now=now)
+        written = apply_proposal(store, dispute[0], now=now)
         written += _open_dispute(store, other.id, record.id, plan.reason, now)
     _close(log, intent, plan.kind.value, actor=actor, now=now)
     return written

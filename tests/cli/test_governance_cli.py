@@ -133,3 +133,20 @@ def test_review_lists_quarantine_from_log_events_and_approve_reject_are_logged(c
     ]
     result = cli("approve", "mem:" + "0" * 32, "--home", str(home))
     assert result.returncode == 3 and "mem:" + "0" * 32 in result.stderr
+
+
+def test_a_withdrawal_leaves_the_rendered_views_at_once_and_a_hand_edited_view_is_a_warning(cli: Cli) -> None:
+    home = bm25_home(cli)
+    gone = remember(home, "Falcon-7 guards the gate.", source="session-1")
+    remember(home, "Deploys need two approvals.", source="session-2")
+    cli.ok("render", "--home", str(home))
+    assert "Falcon-7" in (home / "MEMORY.md").read_text("utf-8")
+    wid = cli.ok("withdraw", "--record", gone, "--reason", "wrong project", "--home", str(home)).strip()
+    assert "Falcon-7" not in (home / "MEMORY.md").read_text("utf-8")
+    cli.ok("reinstate", wid, "--reason", "right after all", "--home", str(home))
+    assert "Falcon-7" in (home / "MEMORY.md").read_text("utf-8")
+    with (home / "MEMORY.md").open("a", encoding="utf-8") as view:
+        view.write("\nA note of mine.\n")
+    result = cli("withdraw", "--record", gone, "--reason", "again", "--home", str(home))
+    assert result.returncode == 0 and "warning: the views were not re-rendered" in result.stderr
+    assert "A note of mine." in (home / "MEMORY.md").read_text("utf-8")

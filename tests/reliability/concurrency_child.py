@@ -78,7 +78,11 @@ def main() -> None:
                     errors.append(repr(exc))
                     time.sleep(0.01)
         seconds = time.perf_counter() - started
-    print(json.dumps({"role": role, "number": int(number), "done": done, "errors": errors[:20], "seconds": seconds}))
+    print(
+        json.dumps(
+            {"role": role, "number": int(number), "done": done, "errors": errors[:20], "seconds": seconds}
+        )
+    )
 
 
 if __name__ == "__main__":

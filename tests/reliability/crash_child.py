@@ -45,7 +45,7 @@ class Child:
         self.op = op
         self.home = home
         self.cycle = cycle
-        self.random = random.Random(seed)
+        self.random = random.Random(seed)  # noqa: S311 - test data, reproducible
         self.ack_fd = ack_fd
         self.memory: Memory | None = None
 
@@ -82,7 +82,10 @@ def supersede(child: Child, memory: Memory, number: int) -> None:
     else:
         old = child.last  # type: ignore[attr-defined]
         result = memory.supersede(
-            old, text + " (corrected)", source=f"crash:{child.cycle}:{number}", reason="corrected in a crash test"
+            old,
+            text + " (corrected)",
+            source=f"crash:{child.cycle}:{number}",
+            reason="corrected in a crash test",
         )
         child.ack("state", id=result.record_id, superseded=result.superseded)
         child.last = result.record_id  # type: ignore[attr-defined]
@@ -119,7 +122,9 @@ def erase(child: Child, memory: Memory, number: int) -> None:
 
 
 def reindex(child: Child, memory: Memory, number: int) -> None:
-    result = memory.remember(f"Indexed {child.cycle}-{number}: {child.words(6)}.", source=f"crash:{child.cycle}")
+    result = memory.remember(
+        f"Indexed {child.cycle}-{number}: {child.words(6)}.", source=f"crash:{child.cycle}"
+    )
     child.ack("remember", id=result.record_id)
     if number % 2 == 0:
         count = memory.catalog.rebuild()

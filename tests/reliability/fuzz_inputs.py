@@ -88,7 +88,9 @@ def label(rng: Random) -> str:
 
 def moment(rng: Random) -> datetime:
     """An aware instant from 1970 to 2200, with microseconds, in one of a few zones."""
-    return (_EPOCH + timedelta(microseconds=rng.randrange(7_258_118_400_000_000))).astimezone(rng.choice(_ZONES))
+    return (_EPOCH + timedelta(microseconds=rng.randrange(7_258_118_400_000_000))).astimezone(
+        rng.choice(_ZONES)
+    )
 
 
 def json_value(rng: Random, depth: int = 2) -> Any:
@@ -110,7 +112,7 @@ def _nfc(key: str) -> str:
 
 
 def record(rng: Random) -> MemoryRecord:
-    """A valid record of any type and state, optional and extension fields present or not, maybe erased or signed."""
+    """A valid record: any type and state, optional and extension fields or not, maybe erased or signed."""
     for _ in range(20):
         try:
             return _record(rng)
@@ -206,8 +208,8 @@ def _record_pool(rng: Random) -> MemoryRecord:
 
 def _deep(depth: int, kind: int) -> bytes:
     opener, closer = ((b"[", b"]"), (b"{a: ", b"}"), (b'{"a":', b"}"), (b"- ", b""))[kind]
-    if kind == 3:  # block-style YAML: one more indent per level
-        return b"".join(b"  " * i + b"- \n" for i in range(min(depth, 2000)))
+    if kind == 3:  # block-style YAML, one more space of indent per level: past libyaml's 1,000 levels
+        return b"".join(b" " * i + b"- \n" for i in range(min(depth, 1_100)))
     return opener * depth + b"1" + closer * depth
 
 
@@ -290,7 +292,9 @@ def memory_file(rng: Random) -> bytes:
     if choice == 0:
         return rng.randbytes(rng.randrange(512))
     # Records that cannot be a first version (not active, tombstones) stay: import must refuse them.
-    exported = MemoryFile(created_at=rng.choice(_STAMPS), records=tuple(record(rng) for _ in range(rng.randrange(4))))
+    exported = MemoryFile(
+        created_at=rng.choice(_STAMPS), records=tuple(record(rng) for _ in range(rng.randrange(4)))
+    )
     if rng.random() < 0.5:
         exported = exported.sign(KEYS)
     data = exported.dumps()
@@ -423,5 +427,7 @@ def query(rng: Random) -> str:
     """A query: arbitrary text, or words and query-language pieces run together, maybe very long."""
     if rng.randrange(4) == 0:
         return text(rng)
-    parts = [rng.choice((rng.choice(FTS_SYNTAX), rng.choice(WORDS), text(rng))) for _ in range(rng.randint(1, 8))]
+    parts = [
+        rng.choice((rng.choice(FTS_SYNTAX), rng.choice(WORDS), text(rng))) for _ in range(rng.randint(1, 8))
+    ]
     return rng.choice(("", " ", "  ", "\t")).join(parts) * rng.choice((1, 1, 1, 200))

@@ -24,18 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reliability_kit import REMEMBERS_PER_WRITER, WRITERS, make_home, record_figures
 
 from agent_memory.log.base import OperationLog
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import SearchSettings
 from agent_memory.stores.base import RecordStore
-from reliability_kit import REMEMBERS_PER_WRITER, WRITERS, make_home, record_figures
 
 CHILD = Path(__file__).with_name("concurrency_child.py")
 TIMEOUT_SECONDS = 1800
 
 
-def run_processes(kind: str, location: str, folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], float]:
+def run_processes(
+    kind: str, location: str, folder: Path
+) -> tuple[list[dict[str, Any]], dict[str, Any], float]:
     """Start the writers and the reader, release them together, and collect their summaries."""
     go, stop = folder / "go", folder / "stop"
     argv = [sys.executable, str(CHILD)]
@@ -130,7 +132,9 @@ def _pg_parts(dsn: str, schema: str, stack: ExitStack) -> tuple[RecordStore, Ope
 
 
 @pytest.mark.parametrize("kind", ["file", "sqlite", "postgres"])
-def test_four_writers_and_a_reader_end_with_exact_counts_and_indexes_in_step(kind: str, tmp_path: Path) -> None:
+def test_four_writers_and_a_reader_end_with_exact_counts_and_indexes_in_step(
+    kind: str, tmp_path: Path
+) -> None:
     with shared(kind, tmp_path) as (location, parts):
         writers, reader, seconds = run_processes(kind, location, tmp_path)
         with ExitStack() as stack:

@@ -1,4 +1,4 @@
-"""Erasure scan: after ``erase``, no byte of the erased text anywhere the receipt calls completed (issue 11 item 6).
+"""Erasure scan: after ``erase``, no erased byte anywhere the receipt calls completed (issue 11 item 6).
 
 A unique text is remembered, recalled (salience), rendered into the views, exported into the
 Home and committed to git; then it is erased. An independent scan reads every file: of the
@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from reliability_kit import T0, files_holding, git_objects_holding, make_home, memory_over, record_figures
 
 from agent_memory.governance.erasure import ErasureReceipt, holder_of
 from agent_memory.home import Home
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
 from agent_memory.transfer import export_memory_file
-from reliability_kit import T0, files_holding, git_objects_holding, make_home, memory_over, record_figures
 
 
 def unique_text() -> tuple[str, list[bytes]]:
@@ -85,7 +85,9 @@ def test_erasure_leaves_no_byte_in_a_home_but_where_the_receipt_says(tmp_path: P
     found = files_holding(root, needles) | git_objects_holding(root, needles)
     assert not any(n in str(receipt.to_wire()).encode() for n in needles), "the receipt quotes the text"
     assert disagreements(receipt, found) == []
-    assert not {p for p in found if not p.startswith(".git/") and p != "pack"}, f"text left in {sorted(found)}"
+    assert not {p for p in found if not p.startswith(".git/") and p != "pack"}, (
+        f"text left in {sorted(found)}"
+    )
     record_figures("erasure", store="file", remaining=sorted(found), holders=len(receipt.holders))
 
 

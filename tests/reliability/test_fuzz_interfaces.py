@@ -12,25 +12,35 @@ from __future__ import annotations
 import shutil
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from random import Random
 from typing import Any
 
 import pytest
+from fuzz_inputs import query as fuzz_query
+from fuzz_inputs import text as fuzz_text
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from pydantic import ValidationError
+from reliability_kit import (
+    INTERFACE_EXAMPLES,
+    STORE_KINDS,
+    T0,
+    fuzz_folder,
+    fuzz_settings,
+    make_home,
+    memory_over,
+    record_figures,
+)
+from reliability_kit import snapshot as file_snapshot
 
 from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.mcp.server import Session
 from agent_memory.mcp.tools import Tools
 from agent_memory.memory import Memory
-from reliability_kit import STORE_KINDS, T0, fuzz_folder, fuzz_settings, make_home, memory_over, record_figures
-from reliability_kit import snapshot as file_snapshot
-from strategies import texts
 
 SEED_TEXTS = (
     ("The staging host is db-2.", "state", "host:staging"),
@@ -42,18 +52,24 @@ SEED_TEXTS = (
 seeds = st.randoms(use_true_random=True)
 
 
-_ZONES = (UTC, timezone(timedelta(hours=9)), None)
-moments = st.none() | st.builds(
-    lambda days, zone: (T0 + timedelta(days=days)).replace(tzinfo=zone) if zone else T0.replace(tzinfo=None),
-    st.integers(-400, 400),
-    st.sampled_from(_ZONES),
-)
+_ZONES = (UTC, timezone(timedelta(hours=9)))
+
+
+def moment(rng: Random) -> datetime | None:
+    """None, an aware time within about a year of T0, or a naive one (which recall must refuse)."""
+    roll = rng.random()
+    if roll < 0.5:
+        return None
+    when = T0 + timedelta(days=rng.randint(-400, 400))
+    return when.replace(tzinfo=None) if roll > 0.95 else when.astimezone(rng.choice(_ZONES))
 
 
 def seed(memory: Memory) -> None:
     """Write the records every fuzzed recall searches: a state supersede, knowledge, a tainted dispute."""
     for number, (text, kind, subject) in enumerate(SEED_TEXTS):
-        memory.remember(text, source=f"seed-{number}", kind=kind, subject=subject, now=T0 + timedelta(hours=number))
+        memory.remember(
+            text, source=f"seed-{number}", kind=kind, subject=subject, now=T0 + timedelta(hours=number)
+        )
     memory.remember(
         "The staging host is db-9.",
         source="web-page",
@@ -91,27 +107,16 @@ def filled(request: pytest.FixtureRequest) -> Iterator[Memory]:
 def test_any_query_is_searched_literally_and_changes_nothing_stored(filled: Memory) -> None:
     outcomes: Counter[str] = Counter()
 
-    @fuzz_settings()
-    @given(
-        query=queries(),
-        budget=st.integers(-2, 40_000),
-        k=st.none() | st.integers(-1, 200),
-        as_of=moments,
-        valid_at=moments,
-        namespace=st.none() | st.sampled_from(("default", "user:ada", "")) | texts(),
-        history=st.booleans(),
-        archived=st.booleans(),
-    )
-    def run(
-        query: str,
-        budget: int,
-        k: int | None,
-        as_of: datetime | None,
-        valid_at: datetime | None,
-        namespace: str | None,
-        history: bool,
-        archived: bool,
-    ) -> None:
+    @fuzz_settings(INTERFACE_EXAMPLES)
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
+        query = fuzz_query(rng)
+        # About one call in five is invalid (a budget or k below 1, a naive time): refused.
+        budget = rng.randint(-2, 0) if rng.random() < 0.05 else rng.choice((1, 2000, rng.randint(1, 40_000)))
+        k = rng.randint(-1, 0) if rng.random() < 0.05 else rng.choice((None, rng.randint(1, 200)))
+        as_of, valid_at = moment(rng), moment(rng)
+        namespace = rng.choice((None, "default", "user:ada", "", fuzz_text(rng)))
+        history, archived = rng.random() < 0.5, rng.random() < 0.5
         before = truth(filled)
         invalid = (
             budget < 1
@@ -169,7 +174,9 @@ class ToolBench:
             self.memory.close()
         shutil.rmtree(self.folder / "home", ignore_errors=True)
         shutil.copytree(self.template, self.folder / "home")
-        self.memory = Memory.open(self.folder / "home", actor="agent:fuzz", taint=self.taint, source_kind="mcp")
+        self.memory = Memory.open(
+            self.folder / "home", actor="agent:fuzz", taint=self.taint, source_kind="mcp"
+        )
         session = Session(self.folder / "home", "fuzz", self.taint)
         tools = Tools(self.memory, session)
         self.table: dict[str, tuple[Any, FuncMetadata]] = {
@@ -196,66 +203,96 @@ def bench(request: pytest.FixtureRequest) -> Iterator[ToolBench]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@dataclass(frozen=True)
-class HeldId:
-    """The ``n``-th id the Home holds when the call is made (a draw must not depend on the Home)."""
+def tool_call(rng: Random, held: list[str], known: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
+    """A tool name and its arguments: each valid, invalid (wrong type, out of range) or missing.
 
-    n: int
+    Four calls in five keep to the tool's own parameters with mostly valid values, so the
+    tool bodies run; the rest mix every parameter of every tool with anything at all.
+    """
+    name = rng.choice(sorted(known))
 
+    def record_id(r: Random) -> str:
+        return r.choice(held) if held and r.random() < 0.9 else r.choice(GARBAGE_IDS)
 
-def resolve(value: Any, ids: list[str]) -> Any:
-    """Replace every :class:`HeldId` in ``value`` by a held id (or a garbage one past the end)."""
-    if isinstance(value, HeldId):
-        return ids[value.n] if value.n < len(ids) else GARBAGE_IDS[value.n % len(GARBAGE_IDS)]
-    if isinstance(value, list):
-        return [resolve(item, ids) for item in value]
-    return value
+    def pick(*options: Any) -> Any:
+        return lambda r: r.choice(options)
 
+    def anything(r: Random) -> Any:
+        return r.choice(
+            (
+                None,
+                True,
+                r.randint(-(2**40), 2**40),
+                r.random() * 1e6,
+                float("nan"),
+                fuzz_text(r),
+                [fuzz_text(r)],
+            )
+        )
 
-@st.composite
-def tool_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    """A tool name and its arguments: each plausible, wrong-typed, out of range or missing."""
-    name = draw(st.sampled_from(("remember", "recall", "status", "supersede", "resolve", "review", "feedback")))
-    record_id = st.builds(HeldId, st.integers(0, 24))
-    anything = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | texts() | st.lists(texts())
-    plausible: dict[str, st.SearchStrategy[Any]] = {
-        "text": texts() | st.sampled_from(("x" * 16_001, "db-7 is the staging host")),
-        "tags": st.none() | st.lists(texts(), max_size=40),
-        "source": st.none() | texts(),
-        "kind": st.sampled_from(("knowledge", "state", None, "fact")),
-        "subject": st.none() | texts() | st.just("host:staging"),
-        "type": st.sampled_from(("fact", "preference", "episodic", "rule", "memo")),
-        "occurred_at": st.none() | st.sampled_from(TIMES),
-        "valid_from": st.none() | st.sampled_from(TIMES),
-        "query": queries(),
-        "budget_tokens": st.integers(-5, 40_000),
-        "include_history": st.booleans(),
-        "include_archived": st.booleans(),
-        "as_of": st.none() | st.sampled_from(TIMES),
-        "valid_at": st.none() | st.sampled_from(TIMES),
-        "k": st.none() | st.integers(-5, 200),
+    valid: dict[str, Any] = {
+        "text": lambda r: fuzz_text(r).strip() or "db-7 is the staging host",
+        "tags": lambda r: [fuzz_text(r)[:64] or "t" for _ in range(r.randrange(4))],
+        "source": lambda r: r.choice((None, fuzz_text(r)[:500])),
+        "kind": pick("knowledge", "state", None),
+        "subject": lambda r: r.choice((None, (fuzz_text(r)[:200] or "s"), "host:staging")),
+        "type": pick("fact", "preference", "episodic", "procedure"),
+        "occurred_at": pick(None, *TIMES[:2]),
+        "valid_from": pick(None, *TIMES[:2]),
+        "query": lambda r: fuzz_query(r)[:2000] or "staging",
+        "budget_tokens": lambda r: r.randint(1, 32_000),
+        "include_history": pick(True, False),
+        "include_archived": pick(True, False),
+        "as_of": pick(None, *TIMES[:2]),
+        "valid_at": pick(None, *TIMES[:2]),
+        "k": lambda r: r.choice((None, r.randint(1, 100))),
         "old_id": record_id,
         "winner_id": record_id,
         "loser_id": record_id,
         "record_id": record_id,
-        "reason": texts(),
-        "expected_version": st.none() | st.integers(-1, 5),
-        "verdict": st.sampled_from(("stale", "approve", "reject", "helpful", "misleading", "nope")),
-        "record_ids": st.lists(record_id, max_size=3),
-        "attribution_confidence": st.sampled_from(("low", "high", "certain")),
-        "use_role": st.sampled_from(("background", "constraint", "gossip")),
-        "task_id": st.none() | texts(),
-        "evidence_refs": st.none() | st.lists(texts(), max_size=3),
+        "reason": lambda r: fuzz_text(r)[:1000] or "because",
+        "expected_version": lambda r: r.choice((None, r.randint(1, 3))),
+        "verdict": pick("stale", "approve", "reject", "helpful", "misleading", "neutral", "unknown"),
+        "record_ids": lambda r: [record_id(r) for _ in range(r.randint(1, 3))],
+        "attribution_confidence": pick("low", "medium", "high"),
+        "use_role": pick("background", "constraint", "action-premise"),
+        "task_id": pick(None, "task-1"),
+        "evidence_refs": lambda r: r.choice((None, ["ticket-9"], [])),
+    }
+    invalid: dict[str, Any] = {
+        "text": pick("", "x" * 16_001),
+        "tags": lambda r: ["t"] * 40,
+        "kind": pick("fact"),
+        "type": pick("memo"),
+        "occurred_at": pick(*TIMES[2:]),
+        "valid_from": pick(*TIMES[2:]),
+        "as_of": pick(*TIMES[2:]),
+        "valid_at": pick(*TIMES[2:]),
+        "query": pick("", "q" * 2001),
+        "budget_tokens": pick(0, -5, 40_000),
+        "k": pick(0, -1, 101),
+        "expected_version": pick(0, -1),
+        "verdict": pick("nope"),
+        "record_ids": pick([], ["mem:XYZ"]),
+        "task_id": pick("has space", ""),
     }
     arguments: dict[str, Any] = {}
-    for parameter, strategy in plausible.items():
-        pick = draw(st.integers(0, 9))
-        if pick < 6:
-            arguments[parameter] = draw(strategy)
-        elif pick == 6:
-            arguments[parameter] = draw(anything)
-    if draw(st.integers(0, 9)) == 0:
-        arguments[draw(texts())] = draw(anything)
+    if rng.random() < 0.8:
+        for parameter in known[name]:
+            roll = rng.random()
+            if roll < 0.8 and parameter in valid:
+                arguments[parameter] = valid[parameter](rng)
+            elif roll < 0.9:
+                arguments[parameter] = invalid.get(parameter, anything)(rng)
+        return name, arguments
+    for parameter in valid:
+        roll = rng.randrange(10)
+        if roll < 6:
+            arguments[parameter] = valid[parameter](rng)
+        elif roll == 6:
+            arguments[parameter] = anything(rng)
+    if rng.randrange(10) == 0:
+        arguments[fuzz_text(rng)] = anything(rng)
     return name, arguments
 
 
@@ -263,12 +300,12 @@ def test_any_tool_call_is_refused_cleanly_or_answers_in_its_schema(bench: ToolBe
     outcomes: Counter[str] = Counter()
     home = bench.folder / "home"
 
-    @fuzz_settings()
-    @given(data=st.data())
-    def run(data: st.DataObject) -> None:
-        name, drawn = data.draw(tool_calls())
+    @fuzz_settings(INTERFACE_EXAMPLES)
+    @given(rng=seeds)
+    def run(rng: Random) -> None:
         held = bench.ids()
-        arguments = {key: resolve(value, held) for key, value in drawn.items()}
+        known = {name: list(metadata.arg_model.model_fields) for name, (_, metadata) in bench.table.items()}
+        name, arguments = tool_call(rng, held, known)
         fn, metadata = bench.table[name]
         before = file_snapshot(home, ("notes", "log", "proposals"))
         try:
@@ -280,7 +317,11 @@ def test_any_tool_call_is_refused_cleanly_or_answers_in_its_schema(bench: ToolBe
         try:
             result = fn(**validated)
         except ToolError as exc:
-            assert isinstance(exc.__cause__, AgentMemoryError), f"{name} failed without an AgentMemoryError: {exc!r}"
+            error: BaseException = exc  # the SDK's tool error: what caused it decides
+            cause = error.__cause__
+            assert isinstance(cause, AgentMemoryError), (
+                f"{name} failed without an AgentMemoryError: {error!r}"
+            )
             assert file_snapshot(home, ("notes", "log", "proposals")) == before, f"a refused {name} wrote"
             outcomes["tool error"] += 1
             return

@@ -1,4 +1,4 @@
-"""Fuzzing the parsers of outside input: note files, MemoryFiles, inbox lines, ``memory.toml`` (issue 11 item 1).
+"""Fuzzing the parsers of outside input: notes, MemoryFiles, inbox lines, ``memory.toml`` (issue 11 item 1).
 
 Every generated input must either parse or be refused with an ``AgentMemoryError``; any other
 exception is a bug. Where a parser sits on a write path (import, capture, archive-inbox), a
@@ -8,6 +8,7 @@ consistent (every record readable, the log chain intact, the archive matching it
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from collections import Counter
@@ -16,8 +17,11 @@ from pathlib import Path
 from random import Random
 
 import pytest
+from fuzz_inputs import inbox_text, memory_file, note_file, toml_text
+from fuzz_inputs import text as fuzz_text
 from hypothesis import given
 from hypothesis import strategies as st
+from reliability_kit import T0, fuzz_folder, fuzz_settings, make_home, record_figures, snapshot
 
 from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.home import Home
@@ -31,9 +35,6 @@ from agent_memory.settings import Settings
 from agent_memory.signing import address_of
 from agent_memory.stores.files import FileStore
 from agent_memory.transfer import import_memory_file
-from fuzz_inputs import inbox_text, memory_file, note_file, toml_text
-from fuzz_inputs import text as fuzz_text
-from reliability_kit import T0, fuzz_folder, fuzz_settings, make_home, record_figures, snapshot
 from strategies import KEYS
 
 NOTE_ID = "mem:0123456789abcdef0123456789abcdef"
@@ -87,10 +88,8 @@ def test_any_note_file_parses_or_is_refused_and_reading_it_changes_nothing(scrat
         outcomes["parsed" if record is not None else "refused"] += 1
         target.write_bytes(data)
         before = snapshot(scratch, ("notes",))
-        try:
+        with contextlib.suppress(AgentMemoryError):
             store.get(NOTE_ID)
-        except AgentMemoryError:
-            pass
         problems = store.check()
         assert all(isinstance(p, AgentMemoryError) for p in problems)
         assert (problems == []) == (record is not None and record.id == NOTE_ID)
@@ -109,7 +108,10 @@ def import_template(scratch: Path) -> Path:
     root = scratch / "import-template"
     store, log = FileStore(root / "notes"), JsonlLog(root / "log")
     held = MemoryRecord.create(
-        type="fact", body="The staging host is db-2.", provenance=Provenance("conversation", "s-1"), created_at=T0
+        type="fact",
+        body="The staging host is db-2.",
+        provenance=Provenance("conversation", "s-1"),
+        created_at=T0,
     )
     store.put(held)
     log.append("put", actor="owner", record_ids=(held.id,), now=T0)
@@ -129,9 +131,9 @@ def test_any_memory_file_imports_whole_or_not_at_all(scratch: Path, import_templ
         data, verify = memory_file(rng), rng.random() < 0.5
         trusted = [address_of(KEYS)] if rng.random() < 0.5 else []
         try:
-            memory_file = MemoryFile.loads(data, path="fuzz.json")
+            loaded = MemoryFile.loads(data, path="fuzz.json")
             report = import_memory_file(
-                store, memory_file, verify=verify, trusted_signers=trusted, path="fuzz.json", log=log
+                store, loaded, verify=verify, trusted_signers=trusted, path="fuzz.json", log=log
             )
         except AgentMemoryError:
             assert snapshot(root, ("notes", "log")) == before, "a refused import changed the store or log"
@@ -275,11 +277,8 @@ def test_any_memory_toml_loads_or_is_refused_with_a_config_error(scratch: Path) 
         path.write_text(settings.to_toml(), encoding="utf-8")
         try:
             assert Settings.load(path) == settings
-            home = Home.open(root)
-            try:
-                home.identity()
-            except AgentMemoryError:
-                pass
+            with contextlib.suppress(AgentMemoryError):
+                Home.open(root).identity()
         finally:
             path.write_text(template, encoding="utf-8")
         outcomes["loaded"] += 1

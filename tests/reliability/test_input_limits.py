@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reliability_kit import T0, make_home, snapshot
 
 from agent_memory.doctor import diagnose, repair
 from agent_memory.errors import AgentMemoryError, ConfigError, RecordError, SignatureError, StoreError
@@ -24,7 +25,6 @@ from agent_memory.memory_file import MemoryFile
 from agent_memory.notes import load_note
 from agent_memory.settings import Settings
 from agent_memory.transfer import export_memory_file, import_memory_file
-from reliability_kit import T0, make_home, snapshot
 
 TEXT = "The staging host is db-2."
 
@@ -84,14 +84,25 @@ def test_a_note_nested_thousands_deep_is_a_doctor_finding_and_the_rest_stays_rea
 
 def test_a_yaml_bomb_of_aliases_is_refused_without_expanding_it() -> None:
     lines = ["---", 'a: &a ["x","x","x","x","x","x","x","x","x"]']
-    lines += [f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]" for i in range(20)]
-    error = refused_cleanly(lambda: load_note(("\n".join([*lines, "---", "body", ""])).encode(), path="bomb.md"))
+    lines += [
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]" for i in range(20)
+    ]
+    error = refused_cleanly(
+        lambda: load_note(("\n".join([*lines, "---", "body", ""])).encode(), path="bomb.md")
+    )
     assert "aliases" in str(error)
 
 
-def test_a_memory_file_nested_thousands_deep_is_refused_with_a_record_error_naming_the_file(tmp_path: Path) -> None:
+def test_a_memory_file_nested_thousands_deep_is_refused_with_a_record_error_naming_the_file(
+    tmp_path: Path,
+) -> None:
     # Regression: the JSON parser's RecursionError escaped as a crash (found by the MemoryFile fuzzer).
-    data = b'{"created_at":"2026-01-01T00:00:00.000Z","records":[{"slots":' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+    data = (
+        b'{"created_at":"2026-01-01T00:00:00.000Z","records":[{"slots":'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}]}"
+    )
     error = refused_cleanly(lambda: MemoryFile.loads(data, path="deep.json"), RecordError)
     assert error.path == "deep.json" and "nested deeper" in str(error)
 
@@ -110,7 +121,9 @@ def test_a_key_file_name_too_long_for_the_file_system_is_a_config_error(tmp_path
     root = make_home(tmp_path / "home")
     toml = root / "memory.toml"
     lines = toml.read_text("utf-8").split("\n")
-    toml.write_text("\n".join(f'key_file = "{"k" * 300}"' if ln.startswith("key_file") else ln for ln in lines))
+    toml.write_text(
+        "\n".join(f'key_file = "{"k" * 300}"' if ln.startswith("key_file") else ln for ln in lines)
+    )
     refused_cleanly(lambda: Home.open(root).identity(), ConfigError)
     refused_cleanly(lambda: Memory.open(root), ConfigError)
 
@@ -120,7 +133,14 @@ def test_a_key_file_name_too_long_for_the_file_system_is_a_config_error(tmp_path
 
 @pytest.mark.parametrize(
     "record_id",
-    ["mem:../../etc/passwd", "../notes", "/etc/passwd", "mem:" + "0" * 31 + "/", "mem:" + "A" * 32, "mem:\x00" * 8],
+    [
+        "mem:../../etc/passwd",
+        "../notes",
+        "/etc/passwd",
+        "mem:" + "0" * 31 + "/",
+        "mem:" + "A" * 32,
+        "mem:\x00" * 8,
+    ],
 )
 def test_an_id_with_path_tricks_is_refused_before_any_path_is_built(tmp_path: Path, record_id: str) -> None:
     root, _ = home_with_a_record(tmp_path / "home")
@@ -130,7 +150,9 @@ def test_an_id_with_path_tricks_is_refused_before_any_path_is_built(tmp_path: Pa
         refused_cleanly(lambda: memory.archive(record_id, "tidy", now=T0))
         refused_cleanly(lambda: memory.erase([record_id], reason="r", authority="a", now=T0))
         refused_cleanly(lambda: memory.supersede(record_id, "x", source="s", reason="r", now=T0))
-    refused_cleanly(lambda: find_anchor(Home.open(root), "archive/../../etc/passwd#mem-2026-11-29-001"), RecordError)
+    refused_cleanly(
+        lambda: find_anchor(Home.open(root), "archive/../../etc/passwd#mem-2026-11-29-001"), RecordError
+    )
     assert snapshot(root) == before
 
 
@@ -290,7 +312,8 @@ def test_a_hand_edited_note_is_a_doctor_finding_and_stays_as_edited(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "query", ['"', "NEAR(staging host)", "staging AND NOT host", "host:staging", "*", "^db", "(db", "db-2)", "'; --"]
+    "query",
+    ['"', "NEAR(staging host)", "staging AND NOT host", "host:staging", "*", "^db", "(db", "db-2)", "'; --"],
 )
 def test_query_syntax_is_searched_as_words(tmp_path: Path, query: str) -> None:
     root, record_id = home_with_a_record(tmp_path / "home")
@@ -301,3 +324,19 @@ def test_query_syntax_is_searched_as_words(tmp_path: Path, query: str) -> None:
     if words:
         assert literal in result.ids or record_id in result.ids
     assert os.fspath(root)  # the Home is untouched by queries: see the recall fuzzer for the byte check
+
+
+def test_a_supersede_the_gate_refuses_leaves_the_log_as_it_was(tmp_path: Path) -> None:
+    # Regression: the write intent was logged before the gate refused, leaving an open intent
+    # (found by the MCP argument fuzzer: supersede of an already superseded record).
+    root, record_id = home_with_a_record(tmp_path / "home")
+    with Memory.open(root) as memory:
+        memory.supersede(record_id, "The staging host is db-3.", source="ada", reason="moved", now=T0)
+        before = snapshot(root)
+        refused_cleanly(
+            lambda: memory.supersede(
+                record_id, "The staging host is db-4.", source="ada", reason="again", now=T0
+            )
+        )
+    assert snapshot(root) == before
+    assert "intents" not in failed_checks(root)

@@ -19,6 +19,7 @@ attack success rate per channel is recorded; it must be 0.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,6 +35,8 @@ from anyio.from_thread import start_blocking_portal
 from fg_agent_id import KeyPair
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
+from poison_scenarios import SCENARIOS, TRUE_SUBJECT, TRUE_VALUE, Scenario
+from reliability_kit import T0, every_file, make_home, record_figures
 
 from agent_memory.errors import AgentMemoryError
 from agent_memory.home import Home
@@ -42,8 +45,6 @@ from agent_memory.memory import Memory
 from agent_memory.memory_file import MemoryFile
 from agent_memory.records import MemoryRecord, Provenance, State
 from agent_memory.signing import sign_record
-from poison_scenarios import SCENARIOS, TRUE_SUBJECT, TRUE_VALUE, Scenario
-from reliability_kit import T0, every_file, make_home, record_figures
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 CHANNELS = ("tainted-session", "mcp", "memory-file", "locomo")
@@ -90,15 +91,13 @@ def through_tainted_session(root: Path, trusted_id: str) -> dict[str, list[str]]
             except AgentMemoryError as exc:
                 refused[scenario.name] = [str(exc)]
                 continue
-            try:
+            with contextlib.suppress(AgentMemoryError):
                 memory.propose_promotion(written.record_id, reason="it is a team rule", now=T0)
                 refused.setdefault("promotion-not-refused", []).append(scenario.name)
-            except AgentMemoryError:
-                pass
-        try:
-            memory.supersede(trusted_id, "The staging host is db-666.", source="https://attacker.example", reason="x")
-        except AgentMemoryError:
-            pass
+        with contextlib.suppress(AgentMemoryError):  # refused, or (tainted) only a dispute: judged below
+            memory.supersede(
+                trusted_id, "The staging host is db-666.", source="https://attacker.example", reason="x"
+            )
     return refused
 
 
@@ -107,7 +106,9 @@ def mcp_client(root: Path, *options: str) -> Iterator[Any]:
     """The SDK's real MCP client over stdio to ``agent-memory serve --home ROOT OPTIONS…``."""
     if COMMAND is None:
         pytest.fail("the agent-memory command is not installed in this environment")
-    params = StdioServerParameters(command=COMMAND, args=["serve", "--home", str(root), *options], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=COMMAND, args=["serve", "--home", str(root), *options], env=dict(os.environ)
+    )
     with start_blocking_portal() as portal:
         client = Client(params, client_info=Implementation(name="poison-test", version="1.0"))
         with portal.wrap_async_context_manager(client) as entered:
@@ -119,7 +120,10 @@ def through_mcp(root: Path, trusted_id: str) -> dict[str, list[str]]:
     refused: dict[str, list[str]] = {}
     with mcp_client(root, "--taint", "external", "--agent", "browser") as call:
         for scenario in SCENARIOS:
-            arguments: dict[str, Any] = {"text": scenario.body(marker("mcp", scenario)), "type": scenario.type}
+            arguments: dict[str, Any] = {
+                "text": scenario.body(marker("mcp", scenario)),
+                "type": scenario.type,
+            }
             if scenario.kind:
                 arguments.update(kind=scenario.kind, subject=scenario.subject)
             result = call("remember", **arguments)
@@ -249,7 +253,9 @@ def judge(channel: str, root: Path, trusted_id: str, conventions: bytes) -> dict
         ),
     ],
 )
-def test_no_poisoned_content_reaches_the_hot_context_or_replaces_the_truth(channel: str, tmp_path: Path) -> None:
+def test_no_poisoned_content_reaches_the_hot_context_or_replaces_the_truth(
+    channel: str, tmp_path: Path
+) -> None:
     root, trusted_id = prepared_home(tmp_path / "home")
     conventions = (root / "conventions.md").read_bytes()
     refused = WRITERS[channel](root, trusted_id)
@@ -264,6 +270,25 @@ def test_no_poisoned_content_reaches_the_hot_context_or_replaces_the_truth(chann
         succeeded=len(succeeded),
         success_rate=round(len(succeeded) / len(SCENARIOS), 3),
         escalations=len(escalations),
+        trusted_value_still_autoloaded=TRUE_VALUE in (root / "MEMORY.md").read_text("utf-8"),
     )
     assert not escalations, escalations
     assert not succeeded, {name: successes[name] for name in succeeded}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="transfer.import_memory_file puts each new record as it is, so an imported state value for a "
+    "held subject stays active beside the live one (DESIGN.md §7: never two active state records with one "
+    "subject; doctor's state check reports it, --fix cannot). Proposed fix (transfer.py): plan each "
+    "imported state record with writing.plan_write against the live record of its subject, and open a "
+    "dispute (tainted or older) or supersede (trusted and newer) through writing.execute",
+)
+def test_an_imported_state_value_never_stands_beside_the_held_one_as_a_second_active_record(
+    tmp_path: Path,
+) -> None:
+    root, trusted_id = prepared_home(tmp_path / "home")
+    through_memory_file(root, trusted_id)
+    with Memory.open(root) as memory:
+        active = [r.id for r in memory.store.list(state=State.ACTIVE) if r.subject == TRUE_SUBJECT]
+    assert len(active) <= 1, active

@@ -12,7 +12,7 @@ import pytest
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex, Vectors
 from agent_memory.search.fts import FtsIndex
-from agent_memory.search.hybrid import HybridIndex, fuse
+from agent_memory.search.hybrid import CANDIDATES, HybridIndex, fuse
 from agent_memory.search.vectors import VectorIndex
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -130,13 +130,24 @@ class FakePart:
         return self.held
 
 
-def test_each_part_is_asked_for_at_least_32_candidates() -> None:
+def test_each_part_is_asked_for_at_least_100_candidates_whatever_k() -> None:
     a, b = FakePart("a", ranking(*"pqrs")), FakePart("b", ranking(*"srqp"))
     hybrid = HybridIndex([a, b])
     assert isinstance(hybrid, SearchIndex)
     assert len(hybrid.query("anything", k=2)) == 2
     hybrid.query("anything", k=50)
-    assert a.asked_k == b.asked_k == [32, 50]
+    hybrid.query("anything", k=150)
+    assert CANDIDATES == 100
+    assert a.asked_k == b.asked_k == [100, 100, 150]
+
+
+def test_the_first_hits_are_the_same_whatever_k_is_asked() -> None:
+    a = FakePart("a", ranking(*(f"a{n:03d}" for n in range(120))))
+    b = FakePart("b", ranking(*(f"a{n:03d}" for n in range(119, -1, -1))))
+    for method in ("rrf", "weighted"):
+        hybrid = HybridIndex([a, b], method=method, weights=[2, 1])  # type: ignore[arg-type]
+        top = hybrid.query("anything", k=100)
+        assert [hybrid.query("anything", k=k) for k in (1, 10, 32)] == [top[:1], top[:10], top[:32]]
     assert hybrid.query("anything", k=0) == []
 
 
@@ -169,7 +180,7 @@ def test_the_recipe_carries_the_method_its_constants_and_the_parts_recipes() -> 
         "kind": "hybrid",
         "name": "h",
         "method": "rrf",
-        "candidates": 32,
+        "candidates": 100,
         "weights": ["2.0", "1.0"],
         "parts": [{"kind": "fake", "name": "a"}, {"kind": "fake", "name": "b"}],
         "k_rrf": 20,

@@ -55,7 +55,7 @@ def test_own_recipes_are_read_with_every_default_filled_in() -> None:
     search = parse(CUSTOM)
     assert search.recipes == ("fused",)
     words, fused = search.defined
-    assert words == RecipeSpec("words", "bm25", {"mode": "or"})
+    assert words == RecipeSpec("words", "bm25", {"mode": "or", "context": 2})
     assert fused.options == {"fusion": "weighted", "weights": [2.0, 1.5], "normalise": "minmax"}
     assert [p.name for p in fused.parts] == ["words", "local"]
     assert fused.parts[1].options == {
@@ -91,6 +91,8 @@ def test_the_template_documents_the_section_and_reads_back_to_the_same_settings(
         ('[search.recipe.x]\nkind = "vector"\nembedder = "bert"', "search.recipe.x.embedder", "hash, minilm"),
         ('[search.recipe.x]\nkind = "bm25"\nmode = "fuzzy"', "search.recipe.x.mode", "invalid value"),
         ('[search.recipe.x]\nkind = "bm25"\nfields = ["body"]', "search.recipe.x.fields", "unknown options"),
+        ('[search.recipe.x]\nkind = "bm25"\ncontext = 9', "search.recipe.x.context", "invalid value 9"),
+        ('[search.recipe.x]\nkind = "bm25"\ncontext = true', "search.recipe.x.context", "invalid value True"),
         (
             '[search.recipe.x]\nkind = "vector"\nembedder = "hash"\ndimensions = 0',
             "search.recipe.x.dimensions",
@@ -183,7 +185,7 @@ def test_splicing_replaces_only_the_search_tables() -> None:
 
 def test_activating_a_recipe_defines_it_unless_it_is_built_in() -> None:
     search = parse(CUSTOM)
-    own = RecipeSpec("wide", "bm25", {"mode": "or"})
+    own = RecipeSpec("wide", "bm25", {"mode": "or", "context": 2})
     assert search.activating(own).recipes == ("wide",)
     assert search.activating(own).defined[-1] == own
     assert search.activating(BUILTIN_RECIPES["bm25"]).defined == search.defined

@@ -227,6 +227,16 @@ def cli() -> None:
     """Long-term memory for LLM agents: Markdown notes you can read, diff and carry away."""
 
 
+_EXTRAS = {
+    "psycopg": "postgres",
+    "mcp": "mcp",
+    "onnxruntime": "embeddings",
+    "tokenizers": "embeddings",
+    "openai": "llm",
+}
+"""Optional dependencies by top-level module, and the extra that installs each."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every ``AgentMemoryError`` into a one-line message and exit status 3."""
     from agent_memory.errors import AgentMemoryError
@@ -246,6 +256,15 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"agent-memory: error: {exc}", err=True)
         if exc.hint:
             click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(EXIT_ERROR)
+    except ImportError as exc:
+        # An optional dependency that is not installed: say which extra brings it.
+        cause = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
+        extra = _EXTRAS.get((cause.name or exc.name or "").partition(".")[0])
+        if extra is None:
+            raise  # a fault of agent-memory itself: keep the traceback
+        click.echo(f"agent-memory: error: {exc}", err=True)
+        click.echo(f"hint: pip install 'agent-memory[{extra}]'", err=True)
         sys.exit(EXIT_ERROR)
     except OSError as exc:
         # A file system refusal outside our own checks (a path under /proc, a file for a folder).

