@@ -499,14 +499,16 @@ class Memory(
         with self._lock:
             self.catalog.refresh()
             relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4)))
+            plain = lookup_versions(self.store.get, self.store.history, as_of)
             result = select(
                 request,
                 relevance,
                 # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                self.gate.guard(lookup_versions(self.store.get, self.store.history, as_of)),
+                self.gate.guard(plain),
                 now=stamp,
                 boost=self.salience.boost,
                 review_of=self._reviews.state_of,
+                withheld=lambda record_id: plain(record_id) is not None,
             )
             if result.records and touch:
                 self.salience.touch([r.record.id for r in result.records], now=stamp)

@@ -239,6 +239,7 @@ def select(
     now: datetime,
     boost: Callable[[str], float],
     review_of: ReviewLookup,
+    withheld: Callable[[str], bool] = lambda _: False,
 ) -> RecallResult:
     """Score the candidates and fill the budget with whole units (the core of recall).
 
@@ -251,9 +252,13 @@ def select(
         boost: Salience multiplier by id (``1 + n/(n+5)``, in [1, 2)).
         review_of: The review state of a record (see :mod:`agent_memory.review`); asked
             inside :func:`~agent_memory.review.one_pass`, so a review book reads its log once.
+        withheld: Whether an id ``version_of`` gave no version for is withdrawn (counted as
+            such in the notes, never shown), rather than unreadable or erased.
     """
     with one_pass():
-        return _select(request, relevance, version_of, now=now, boost=boost, review_of=review_of)
+        return _select(
+            request, relevance, version_of, now=now, boost=boost, review_of=review_of, withheld=withheld
+        )
 
 
 def _select(
@@ -264,12 +269,16 @@ def _select(
     now: datetime,
     boost: Callable[[str], float],
     review_of: ReviewLookup,
+    withheld: Callable[[str], bool],
 ) -> RecallResult:
     scorer = _Scorer(now, boost, review_of)
     hidden: Counter[str] = Counter()
     scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
     for record_id, rel in relevance.items():
         record = version_of(record_id)
+        if record is None and withheld(record_id):
+            hidden["withdrawn"] += 1
+            continue
         if record is None or record.redacted:
             hidden["not yet recorded" if record is None and request.as_of else "unreadable"] += 1
             continue
@@ -335,6 +344,7 @@ _HIDDEN_NOTES = {
     "no longer valid": "{n} no longer valid at {valid_at} (valid time)",
     "not yet recorded": "{n} not yet recorded at {as_of} (record time)",
     "unreadable": "{n} listed by an index but unreadable or erased in the store",
+    "withdrawn": "{n} withdrawn (not shown until reinstated)",
 }
 
 

@@ -143,6 +143,8 @@ def test_a_withdrawal_leaves_the_rendered_views_at_once_and_a_hand_edited_view_i
     assert "Falcon-7" in (home / "MEMORY.md").read_text("utf-8")
     wid = cli.ok("withdraw", "--record", gone, "--reason", "wrong project", "--home", str(home)).strip()
     assert "Falcon-7" not in (home / "MEMORY.md").read_text("utf-8")
+    listed = {line.split()[0]: line.split()[1] for line in cli.ok("list", "--home", str(home)).splitlines()}
+    assert listed[gone] == "active/withdrawn" and sorted(listed.values()) == ["active", "active/withdrawn"]
     cli.ok("reinstate", wid, "--reason", "right after all", "--home", str(home))
     assert "Falcon-7" in (home / "MEMORY.md").read_text("utf-8")
     with (home / "MEMORY.md").open("a", encoding="utf-8") as view:

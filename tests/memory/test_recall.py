@@ -213,6 +213,14 @@ def test_superseded_records_come_only_with_history_via_the_supersedes_trail(memo
     assert [r.record.id for r in direct.records] == [old]
 
 
+def test_a_withdrawn_match_is_counted_as_withdrawn_never_shown(memory: Memory) -> None:
+    record = memory.remember("Ibis nests in reeds.", source="s", now=T0)
+    memory.withdraw(memory_item_ids=[record.record_id], reason="wrong project", now=at(1))
+    hidden = memory.recall("ibis", now=at(2))
+    assert hidden.records == ()
+    assert hidden.notes == ("matches left out: 1 withdrawn (not shown until reinstated)",)
+
+
 def test_archived_records_come_only_with_include_archived(memory: Memory) -> None:
     record = memory.remember("Ibis nests in reeds.", source="s", now=T0)
     memory.archive(record.record_id, "obsolete", now=at(1))

@@ -68,13 +68,15 @@ def list_(
 ) -> None:
     """List the latest version of every record matching the filters, oldest first (by created_at, id).
 
-    One line per record: id, state, kind[:subject], the local date of its valid time and the
-    first 80 characters of its body. Unreadable notes are skipped and named on stderr.
+    One line per record: id, state (``active/withdrawn`` while a withdrawal in force covers
+    it), kind[:subject], the local date of its valid time and the first 80 characters of its
+    body. Unreadable notes are skipped and named on stderr.
     """
     from agent_memory.records import Kind, RecordType, State
     from agent_memory.stores.base import filter_records
 
-    store = open_home(home).store()
+    opened = open_home(home)
+    store = opened.store()
     records, problems = _readable(store)
     selected = filter_records(
         records,
@@ -90,12 +92,16 @@ def list_(
     if as_json:
         echo_json([r.to_wire() for r in selected])
         return
+    from agent_memory.governance.gate import Gate
+
+    view = Gate(opened.log(), store).view()
     for record in selected:
         label = record.effective_kind.value + (f":{record.subject}" if record.subject else "")
         body = record.body.replace("\n", " ")
         body = body if len(body) <= 80 else body[:79] + "…"
         day = record.effective_valid_from.date().isoformat()
-        click.echo(f"{record.id}  {record.state.value:<12} {label:<24} {day}  {body}")
+        state = record.state.value if view.is_exposed(record) else f"{record.state.value}/withdrawn"
+        click.echo(f"{record.id}  {state:<12} {label:<24} {day}  {body}")
 
 
 def _readable(store: FileStore) -> tuple[list[MemoryRecord], list[str]]:
