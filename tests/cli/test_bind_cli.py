@@ -1,5 +1,4 @@
 import json
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,9 @@ def project(cli: Cli) -> Path:
 
 
 def program(cli: Cli) -> str:
-    """The program a binding registers: ``agent-memory`` when PATH finds this one, else its path."""
-    found = shutil.which("agent-memory", path=cli.env.get("PATH", ""))
-    assert COMMAND
-    return "agent-memory" if found and Path(found).resolve() == Path(COMMAND).resolve() else COMMAND
+    """The program a binding registers: the running ``agent-memory``'s absolute path, PATH or not."""
+    assert COMMAND and Path(COMMAND).is_absolute()
+    return COMMAND
 
 
 def bind(cli: Cli, project: Path, *args: str) -> Any:
@@ -137,6 +135,15 @@ def test_openab_gets_agents_md_only_and_a_note_on_the_cli_it_hosts(cli: Cli, pro
     assert out["files"] == [{"path": "AGENTS.md", "role": "instructions", "action": "create"}]
     assert "working_dir" in out["note"] and "agent-memory bind kiro" in out["note"]
     assert "`agent-memory recall" in (project / "AGENTS.md").read_text(encoding="utf-8")
+
+
+def test_print_needs_no_home_yet(cli: Cli, project: Path) -> None:
+    result = cli(
+        "bind", "claude-code", "--print", "--project", str(project), "--home", str(cli.root / "later")
+    )
+    assert result.returncode == 0, result.stderr
+    assert "==> CLAUDE.md (create, not written) <==" in result.stdout and "later" in result.stdout
+    assert not (cli.root / "later").exists() and not (project / "CLAUDE.md").exists()
 
 
 def test_bind_needs_a_home_and_a_project_folder(cli: Cli, project: Path) -> None:

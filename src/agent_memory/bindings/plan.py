@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import uuid
 from collections.abc import Sequence
@@ -56,14 +55,12 @@ class FileChange:
 def default_server_command() -> list[str]:
     """Return the command line that starts this agent-memory, for an agent to run.
 
-    ``agent-memory`` when that name on ``PATH`` is the running program; else the running
-    program's absolute path (a virtualenv not on ``PATH``); else ``python -m agent_memory``.
+    The running program's absolute path when it is the ``agent-memory`` script (an agent
+    started from another shell has no virtualenv on its ``PATH``); else this Python with
+    ``-m agent_memory``.
     """
     running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if running is not None and running.name == "agent-memory" and running.exists():
-        found = shutil.which("agent-memory")
-        if found and Path(found).resolve() == running.resolve():
-            return ["agent-memory"]
         return [str(running.absolute())]
     return [sys.executable, "-m", "agent_memory"]
 

@@ -41,19 +41,21 @@ def bind(agent: str, print_only: bool, project: str, home: str | None, as_json: 
     .vscode/mcp.json or opencode.json, keeping every other server; OpenAB has no
     configuration of its own. A file that cannot be merged (invalid JSON or TOML, stray
     markers) stops the binding with nothing written. Prints one line per file (create,
-    update, unchanged) and a note on the agent. Exit status 3 on error. (Issue 8 item 4.)
+    update, unchanged) and a note on the agent. With --print, nothing is written and the
+    Home need not exist yet. Exit status 3 on error.
     """
     from pathlib import Path
 
     from agent_memory.bindings import AGENTS, apply_changes, default_server_command, plan_binding
     from agent_memory.cli.common import open_home
     from agent_memory.errors import ConfigError
+    from agent_memory.home import resolve_home
 
-    opened = open_home(home)
+    root = Path(resolve_home(home)) if print_only else open_home(home).root
     folder = Path(project)
     if not folder.is_dir():
         raise ConfigError("not a folder", path=project, hint="pass --project with the agent's project folder")
-    changes = plan_binding(agent, folder, opened.root, command=default_server_command())
+    changes = plan_binding(agent, folder, root, command=default_server_command())
     note = AGENTS[agent].note
     if print_only:
         for change in changes:

@@ -55,7 +55,7 @@ def edit(
     changed the record meanwhile, an empty text), the edited text is kept in the
     temporary file named by the error. Prints the new record id (--json: the result
     of supersede, with "changed"). Exit status 3 when no editor is set or it fails.
-    (DESIGN.md §3 and §9 "Corrections"; issue 8.)
+    (DESIGN.md §3 and §9 "Corrections".)
     """
     from agent_memory.corrections import correct, require_active
     from agent_memory.errors import AgentMemoryError, RecordError
@@ -129,8 +129,9 @@ def sync(dry_run: bool, namespace: str, home: str | None, as_json: bool) -> None
 
     One line per file: the action (correct, restore, resolve, create, problem), the
     path, the record and what was done. Exit status 0 when every file was handled, 1
-    when problems remain, 3 when the Home cannot be opened. Nothing is staged or
-    committed in git. (DESIGN.md §6 and §9 "Corrections"; issue 8.)
+    when problems remain, 3 when the Home cannot be opened. The result is committed to
+    the Home's git repository like every write, except while a merge is unfinished
+    (DESIGN.md §6 and §9 "Corrections").
     """
     from agent_memory.sync import sync as run_sync
 

@@ -29,7 +29,7 @@ def doctor(home: str | None, as_json: bool, fix: bool) -> None:
     its reason (it does not change the exit status).
 
     Exit status 0 when healthy (after any repairs), 1 when problems remain, 3 when the
-    Home cannot be opened. (Issue 8 item 2; DESIGN.md §8.)
+    Home cannot be opened. (DESIGN.md §8.)
     """
     from agent_memory.doctor import doctor as run_doctor
 
