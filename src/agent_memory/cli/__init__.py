@@ -183,7 +183,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "review": (
         "agent_memory.cli.governance:review",
-        "List the quarantined records and the pending records, each with its review state.",
+        "List what waits for a person: quarantined and pending records, then maintenance proposals.",
     ),
     "schedule": (
         "agent_memory.cli.jobs:schedule",

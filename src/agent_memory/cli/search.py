@@ -59,7 +59,7 @@ def reindex(recipe_file: str | None, everything: bool, home: str | None, as_json
     kind and options, as a [search.recipe.NAME] table of memory.toml), that recipe's index
     is built beside the current ones, golden.yaml is run on both, and memory.toml switches
     to it only when it finds at least as many questions; otherwise the current indexes stay
-    and both scores are printed. (Issue 4 items 6-7; seed 003.)
+    and both scores are printed. (Seed 003.)
     """
     from agent_memory.memory import Memory
 
@@ -187,7 +187,7 @@ def golden(recipes: tuple[str, ...], home: str | None, as_json: bool) -> None:
     Each question's record (by id, followed through superseded_by, or by a text it
     contains) must be within the top k records (k from the entry, default 5); erased and
     withdrawn records are skipped with a note. Exit status 1 when any question is missed.
-    (Issue 4 item 7; DESIGN.md §9 "Golden recall".)
+    (DESIGN.md §9 "Golden recall".)
     """
     from agent_memory.errors import ConfigError
     from agent_memory.golden import load_golden, run_golden
