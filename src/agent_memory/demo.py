@@ -259,12 +259,16 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
         f"{len(report.rejections)} rejected"
     )
     for pending in report.proposals[:4]:
-        step.echo(f"  proposed {pending.pass_name} {pending.action} {' '.join(pending.record_ids)[:60]}")
+        step.echo(
+            f"  proposed {pending.id} {pending.pass_name} {pending.action} {' '.join(pending.record_ids)}"
+        )
         step.echo(f"           {_short(pending.reason)}")
+    for rejection in report.rejections[:2]:
+        step.echo(f"  rejected {rejection.pass_name}: {_short(rejection.detail)}")
     if not report.proposals:
         return
     step.echo("  proposals wait under proposals/pending-consolidation/; nothing was changed by them")
-    from agent_memory.jobs.review_flow import accept
+    from agent_memory.jobs.review_flow import accept, revert, review_stats
 
     step.echo("  $ agent-memory accept --all   (a person's review; each is re-validated first)")
     outcome = accept(memory, everything=True)
@@ -274,6 +278,14 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
     )
     for proposal_id, reason in outcome.refused[:2]:
         step.echo(f"  refused {proposal_id}: {_short(reason)}")
+    merges = [p.id for p in report.proposals if p.pass_name.startswith("dedup.near") and p.id in outcome.done]
+    if merges:
+        # A second look: a near-duplicate merge keeps one text; when the two said different
+        # things, the person reverts it (compensating versions; nothing is deleted).
+        step.echo(f"  $ agent-memory revert {merges[0]} --reason 'the two texts said different things'")
+        revert(memory, merges[0], reason="the two texts said different things")
+        rate = review_stats(memory.log)["regret_rate"]
+        step.echo(f"  reverted: both texts are back as active correction records; regret rate (reverted / accepted) {rate:.2f}")
 
 
 def _render(step: _Steps, home: Home) -> None:
@@ -368,7 +380,7 @@ def _golden(
 
     step("Keep the questions as golden recall tests", "agent-memory golden")
     entries = [
-        {"query": q.text, "expect": report.held[q.expected[0]], "k": 5}
+        {"query": q.text, "expect": report.held[q.expected[0]], "k": TOP}
         for q in questions
         if q.expected and q.expected[0] in report.held
     ]

@@ -163,6 +163,15 @@ def test_three_episodes_with_one_signature_propose_a_rule_citing_them() -> None:
     assert rule.body == "Recurring pattern across 3 episodes (deploy); latest: Deploy 2 failed at night"
 
 
+def test_a_signature_most_episodes_share_is_rejected_as_no_pattern() -> None:
+    blanket = [make(f"Commit {i} landed", type="episode", tags=("git",), hours=i) for i in range(9)]
+    deploys = [make(f"Deploy {i} failed", type="episode", tags=("deploy",), hours=i) for i in range(3)]
+    report = consolidate(store_of(*blanket, *deploys), now=SOON)
+    assert [p.proposals[0].record.tags for p in report.proposals if p.proposals[0].record] == [("deploy",)]
+    (rejected,) = [r for r in report.rejections if r.pass_name.startswith("promotion")]
+    assert "shared by 9 of 12 episodes: not a pattern" in rejected.detail
+
+
 def test_two_episodes_or_an_existing_rule_promote_nothing() -> None:
     episodes = [
         make(f"Deploy {i} failed at night", type="episode", tags=("deploy",), hours=i) for i in range(3)

@@ -14,7 +14,9 @@ item 4; DESIGN.md §9 "What jobs may apply on their own"):
    different values, or one side negating the other: a dispute. **Applied** (opens a
    transition pair; a record joins at most one per run, later pairs are ``deferred``).
 5. ``promotion`` — ≥ 3 active episodes with one signature and no live rule for it: a rule
-   citing them. **Proposal.**
+   citing them. **Proposal.** A signature more than half of a namespace's tagged episodes
+   share (from 10 of them) is rejected as no pattern: a blanket tag such as an importer's
+   ``git`` or ``locomo`` names a source, and a rule over every commit says nothing.
 6. ``rule-flags`` — a rule is flagged exactly when none of its evidence is live. **Proposal.**
 7. ``decay`` — salience below 0.05 → archival, unless protected (transitional, an unflagged
    rule, evidence of an active rule: reported as ``protect``). **Proposal.**
@@ -50,7 +52,21 @@ from agent_memory.salience import Salience
 from agent_memory.stores.base import RecordStore
 from agent_memory.writing import live_key, subject_key
 
-__all__ = ["Action", "ConsolidationConfig", "ConsolidationReport", "Rejection", "Writer", "consolidate"]
+__all__ = [
+    "COMMON_SIGNATURE_MIN_EPISODES",
+    "COMMON_SIGNATURE_SHARE",
+    "Action",
+    "ConsolidationConfig",
+    "ConsolidationReport",
+    "Rejection",
+    "Writer",
+    "consolidate",
+]
+
+COMMON_SIGNATURE_SHARE = 0.5
+"""A signature held by more than this share of a namespace's tagged episodes is not a pattern."""
+COMMON_SIGNATURE_MIN_EPISODES = 10
+"""...counted only from this many tagged episodes in the namespace (small Homes promote as the origin)."""
 
 Writer = Callable[[str, list[Proposal]], list[MemoryRecord]]
 """Writes an applied pass's proposals (``pass_name, proposals`` → versions written)."""
@@ -368,8 +384,18 @@ def _promotion(run: _Run) -> None:
         for r in run.view.values()
         if r.type is RecordType.RULE and r.state is not State.ARCHIVED
     }
+    per_namespace: Counter[str] = Counter()
+    for (namespace, _), members in groups.items():
+        per_namespace[namespace] += len(members)
     for key, episodes in sorted(groups.items()):
         if len(episodes) < run.config.promotion_threshold or key in ruled:
+            continue
+        total = per_namespace[key[0]]
+        if total >= COMMON_SIGNATURE_MIN_EPISODES and len(episodes) > COMMON_SIGNATURE_SHARE * total:
+            # Tags every episode carries (an importer's "git", "locomo") describe the source, not a pattern.
+            shared = f"shared by {len(episodes)} of {total} episodes"
+            reason = f"signature {'+'.join(key[1])} is {shared}: not a pattern"
+            run.reject("promotion", reason, (e.id for e in episodes[:20]))
             continue
         proposal = ops.promote(episodes, key[1], now=run.now)
         run.propose("promotion", "create-rule", proposal.reason, episodes, [proposal])
