@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ZONE = "Europe/Berlin"
@@ -70,6 +71,19 @@ LONGMEMEVAL = [
         "answer_session_ids": ["answer_deadbeef"],
     }
 ]
+
+
+COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``agent-memory`` in ``tmp_path`` with its own config folder and no Home variable."""
+    assert COMMAND, "the agent-memory command is not installed next to this Python"
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_HOME"}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    return subprocess.run(
+        [COMMAND, *args], capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path, env=env
+    )
 
 
 def write_json(path: Path, data: object) -> str:

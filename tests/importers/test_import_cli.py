@@ -3,24 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from importkit import LOCOMO, write_json
-
-COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
-
-
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert COMMAND, "the agent-memory command is not installed next to this Python"
-    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_HOME"}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    return subprocess.run(
-        [COMMAND, *args], capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path, env=env
-    )
+from importkit import LOCOMO, run, write_json
 
 
 def test_import_from_locomo_twice_adds_nothing_the_second_time(tmp_path: Path) -> None:

@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from folderkit import BASIC_MEMORY, CLAUDE_PROJECT, NOTES, OPENCLAW, write_tree
+from importkit import run
 
 from agent_memory.home import Home
 from agent_memory.search.recipes import BUILTIN_RECIPES, splice_search
-
-COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
-
-
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert COMMAND, "the agent-memory command is not installed next to this Python"
-    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_HOME"}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    return subprocess.run(
-        [COMMAND, *args], capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path, env=env
-    )
 
 
 def make_home(tmp_path: Path) -> str:
