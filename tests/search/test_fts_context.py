@@ -17,9 +17,9 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SESSION = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
 
-def turn(body: str, ref: str | None, *, at: datetime | None = SESSION) -> MemoryRecord:
+def turn(body: str, ref: str | None, *, at: datetime | None = SESSION, type: str = "episode") -> MemoryRecord:
     return MemoryRecord.create(
-        type="episode",
+        type=type,
         body=body,
         provenance=Provenance(kind="import", ref=ref),
         created_at=T0,
@@ -70,6 +70,15 @@ def test_a_source_anchor_gives_the_thread_and_position(
 @pytest.mark.parametrize("ref", [None, "session-42", "notes.md#", "notes.md#part/"])
 def test_a_note_without_an_anchored_position_has_no_thread(ref: str | None) -> None:
     assert place_of(turn("text", ref)) is None
+
+
+def test_only_an_episode_joins_a_thread_sections_of_a_file_stand_alone() -> None:
+    section = turn("Use ruff for formatting.", "CLAUDE.md#L3-L3", type="fact")
+    other = turn("Prefer dataclasses.", "CLAUDE.md#L4-L4", type="procedure")
+    assert place_of(section) is None and place_of(other) is None
+    with FtsIndex(":memory:", context=2) as index:
+        index.index([section, other])
+        assert [h.record_id for h in index.query("ruff")] == [section.id]
 
 
 def test_positions_sort_in_natural_order() -> None:
@@ -181,3 +190,13 @@ def test_an_index_file_of_the_schema_without_context_is_emptied_on_open(tmp_path
         assert index.inputs().count == 0
         index.index(chat())
         assert index.query("counsellor")
+
+
+def test_the_built_in_bm25_recipe_opens_an_index_that_reads_context() -> None:
+    from agent_memory.search.holdings import open_index
+
+    index = open_index(BUILTIN_RECIPES["bm25"], None)
+    assert isinstance(index, FtsIndex)
+    index.index(chat())
+    assert chat()[1].id in {h.record_id for h in index.query("support group")}
+    index.close()

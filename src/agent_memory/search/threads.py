@@ -14,6 +14,9 @@ BM25). The neighbours are found from what every note already carries, its source
   and the inbox archive's ``archive/2026-11-29.md#mem-2026-11-29-003`` (path empty: the lines
   of one archive day with one event time);
 - positions sort naturally, digits by value: ``D1:3`` < ``D1:10`` < ``D2:1``;
+- only an ``episode`` (a turn, an event) joins a thread: facts, procedures and rules stand
+  on their own words, so sections of one Markdown file (``CLAUDE.md#L3-L3``) never lend
+  each other text;
 - a ref without ``#``, with nothing after it, or no ref at all (records of 0.1 files) belongs
   to no thread: the note is read alone.
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records import MemoryRecord, RecordType
 from agent_memory.wire import format_timestamp
 
 __all__ = ["Place", "place_of"]
@@ -47,7 +50,7 @@ def place_of(record: MemoryRecord) -> Place | None:
     """Return the note's thread and position (module docstring), or ``None`` when it has none.
 
     Args:
-        record: Any record version; only ``provenance.ref`` and ``occurred_at`` are read.
+        record: Any record version; only ``type``, ``provenance.ref`` and ``occurred_at`` are read.
 
     Returns:
         ``(thread, position)``: the thread is ``<document>#<path>`` and the event time in
@@ -55,7 +58,7 @@ def place_of(record: MemoryRecord) -> Place | None:
         with its digit runs zero-padded.
     """
     ref = record.provenance.ref
-    if not ref:
+    if not ref or record.type is not RecordType.EPISODE:
         return None
     document, hash_sign, anchor = ref.partition("#")
     if not hash_sign or not anchor:
