@@ -285,7 +285,8 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
         step.echo(f"  $ agent-memory revert {merges[0]} --reason 'the two texts said different things'")
         revert(memory, merges[0], reason="the two texts said different things")
         rate = review_stats(memory.log)["regret_rate"]
-        step.echo(f"  reverted: both texts are back as active correction records; regret rate (reverted / accepted) {rate:.2f}")
+        step.echo(f"  reverted: both texts are back as active correction records; regret rate {rate:.2f}")
+        step.echo("  (regret rate = reverted / accepted proposals; `agent-memory status` shows it)")
 
 
 def _render(step: _Steps, home: Home) -> None:
