@@ -173,8 +173,9 @@ def loglog_plot(path: Path, title: str, ylabel: str, series: dict[str, list[tupl
     """Draw cost against records on log-log axes, one line per series, each with its fitted exponent.
 
     The exponent is the slope of ``numpy.polyfit`` of log cost on log records (1.0 is linear
-    growth); a series of fewer than two points is drawn without one. Writes a PNG with the Agg
-    backend (no display needed).
+    growth); a series of fewer than two points is drawn without one. A series whose label holds
+    ``baseline`` is dashed, in the colour of the series named before its first comma. Writes a
+    PNG with the Agg backend (no display needed).
 
     Args:
         path: The PNG to write.
@@ -188,8 +189,11 @@ def loglog_plot(path: Path, title: str, ylabel: str, series: dict[str, list[tupl
     import matplotlib.pyplot as plt
     import numpy as np
 
-    figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=100)
+    figure, axes = plt.subplots(figsize=(7.2, 4.8), dpi=100)
+    colours: dict[str, str] = {}
     for label, points in series.items():
+        # A baseline shares its store's colour, dashed, so each cost sits beside its own.
+        store = label.split(",")[0]
         points = sorted(p for p in points if p[1] > 0)
         if not points:
             continue
@@ -197,14 +201,16 @@ def loglog_plot(path: Path, title: str, ylabel: str, series: dict[str, list[tupl
         if len(points) >= 2:
             slope = float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
             label = f"{label} (exponent {slope:.2f})"
-        axes.plot(xs, ys, marker="o", label=label)
+        colours.setdefault(store, f"C{len(colours)}")
+        style = "--" if "baseline" in label else "-"
+        axes.plot(xs, ys, style, marker="o", color=colours[store], label=label)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("records")
     axes.set_ylabel(ylabel)
     axes.set_title(title)
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
+    axes.legend(fontsize="small")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path)

@@ -22,9 +22,10 @@ Systems (every one on the same notes, in the same run):
 
 Session-level LongMemEval scores of a turn ranking take its distinct sessions in order
 (the README's rule). Embeddings are cached by text hash (``--cache``, default
-``~/.cache/agent-memory-bench``): the first run embeds ~75k distinct texts once (about 15
-minutes on 2 cores), later runs only read them. ``--quick`` keeps 3 LoCoMo conversations and
-40 LongMemEval questions (stratified by type) and writes nothing.
+``~/.cache/agent-memory-bench``): the first run embeds ~75k distinct texts once (20 minutes
+on 2 idle cores, far longer on a busy machine), later runs only read them. ``--quick`` keeps
+3 LoCoMo conversations and 40 LongMemEval questions (stratified by type) and writes nothing;
+``--all-variants`` adds the variants tried while tuning that the tables leave out.
 
 Writes the ``## Retrieval quality`` section of ``docs/benchmarks.md`` (``--no-write`` to skip).
 """
@@ -149,19 +150,35 @@ def bm25s_sessions(history: History) -> list[Ranking]:
     return [[order[i] for i in model.query(q.text, DEPTH)] for q in history.questions]
 
 
-def porcelain(make_index: Callable[[], SearchIndex]) -> Callable[[History], list[Ranking]]:
-    """Return a system that writes every turn with ``remember`` and asks ``recall`` (module docstring)."""
+def porcelain(
+    make_index: Callable[[], SearchIndex], *, same_time: bool = False
+) -> Callable[[History], list[Ranking]]:
+    """Return a system that writes every turn with ``remember`` and asks ``recall`` (module docstring).
+
+    Each turn is written at its session's date (``now``), so recall's recency sees the
+    history's real ages; ``same_time`` writes every turn at the last session's date instead
+    (event times unchanged), which makes recency equal for all turns: the diagnostic row.
+    The catalog is given a constant change signal: every write goes through this Memory,
+    which updates the indexes itself, so recall need not compare every record's version
+    on each question (``InMemoryStore`` has no cheap version tokens; without the signal a
+    question costs about a second at 400 notes, the same ranking).
+    """
 
     def run(history: History) -> list[Ranking]:
         store = InMemoryStore()
-        memory = Memory(store, MemoryLog(), IndexCatalog(store, {"default": make_index()}))
+        catalog = IndexCatalog(store, {"default": make_index()}, signal=lambda: 0)
+        memory = Memory(store, MemoryLog(), catalog)
         turns_of: dict[str, list[int]] = defaultdict(list)
+        last = max(t.when for t in history.turns)
         for i, turn in enumerate(history.turns):
             done = memory.remember(
-                turn.body, source=f"{history.name}#{i}", type="episode", occurred_at=turn.when, now=turn.when
+                turn.body,
+                source=f"{history.name}#{turn.session}/{i}",
+                type="episode",
+                occurred_at=turn.when,
+                now=last if same_time else turn.when,
             )
             turns_of[done.record_id].append(i)  # an exact repeat is one record (dedup)
-        last = max(t.when for t in history.turns)
         out = []
         for question in history.questions:
             now = question.when or last + timedelta(days=1)
@@ -247,7 +264,98 @@ def evaluate(
                 scores[system.name].append((question.label, metrics))
     for system in systems:
         seconds[system.name] += sum(part_seconds[p] for p in system.parts)
-    return {s.name: Result(scores[s.name], seconds[s.name], s.note == "variant") for s in systems}
+    return {s.name: Result(scores[s.name], seconds[s.name], bool(s.note)) for s in systems}
+
+
+# ---------------------------------------------------------------------- cost
+
+
+def _notes(histories: list[History], size: int) -> list[MemoryRecord]:
+    """Return up to ``size`` records of distinct turn texts, anchored as the importers anchor them."""
+    records: list[MemoryRecord] = []
+    seen: set[str] = set()
+    for history in histories:
+        for i, turn in enumerate(history.turns):
+            if len(records) < size and turn.body not in seen:
+                seen.add(turn.body)
+                records.append(
+                    MemoryRecord.create(
+                        type="episode",
+                        body=turn.body,
+                        provenance=Provenance(kind="import", ref=f"{history.name}.json#/{turn.session}/{i}"),
+                        created_at=turn.when,
+                        occurred_at=turn.when,
+                    )
+                )
+    return records
+
+
+def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[str]]:
+    """Time what the new defaults cost at ``size`` notes: BM25 context 0 vs 2, hybrid candidates 32 vs 100.
+
+    Queries are the datasets' questions at k = 32 (what recall asks). The settings take turns
+    on every question, two rounds, and the better median is kept, so load slows them alike.
+    """
+    import tempfile
+
+    from agent_memory.search import hybrid
+    from agent_memory.search.fts import FtsIndex
+    from agent_memory.search.vectors import VectorIndex
+
+    records = _notes(histories, size)
+    questions = [q.text for h in histories for q in h.questions][:500]
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        fts: dict[int, FtsIndex] = {}
+        for reach in (0, 2):
+            started = time.perf_counter()
+            fts[reach] = FtsIndex(Path(folder) / f"fts{reach}.sqlite", context=reach)
+            fts[reach].index(records)
+            size_mb = sum(f.stat().st_size for f in Path(folder).glob(f"fts{reach}.sqlite*")) / 1e6
+            rows.append(
+                [
+                    f"bm25, context {reach}: build s / file MB",
+                    f"{time.perf_counter() - started:.1f} / {size_mb:.1f}",
+                ]
+            )
+        vectors = VectorIndex(":memory:", embedder, min_similarity=0.3)
+        vectors.index(records)
+        fused = hybrid.HybridIndex([fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax")
+
+        def with_candidates(count: int) -> Callable[[str], object]:
+            def run(question: str) -> object:
+                saved, hybrid.CANDIDATES = hybrid.CANDIDATES, count
+                try:
+                    return fused.query(question, k=32)
+                finally:
+                    hybrid.CANDIDATES = saved
+
+            return run
+
+        # Each pair takes turns on every question; the pairs run apart, so the hybrid's model
+        # and matrix do not push the BM25 files out of the caches between two BM25 queries.
+        pairs: list[dict[str, Callable[[str], object]]] = [
+            {
+                "bm25, context 0: query p50 ms": lambda q: fts[0].query(q, k=32),
+                "bm25, context 2 (default): query p50 ms": lambda q: fts[2].query(q, k=32),
+            },
+            {
+                "hybrid, 32 candidates per part: query p50 ms": with_candidates(32),
+                "hybrid, 100 candidates per part (default): query p50 ms": with_candidates(100),
+            },
+        ]
+        for timed in pairs:
+            rounds: dict[str, list[list[float]]] = {name: [[], []] for name in timed}
+            for round_ in (0, 1):
+                for question in questions:
+                    for name, run in timed.items():
+                        started = time.perf_counter()
+                        run(question)
+                        rounds[name][round_].append((time.perf_counter() - started) * 1000)
+            rows += [[name, f"{min(statistics.median(r) for r in got):.2f}"] for name, got in rounds.items()]
+        for index in fts.values():
+            index.close()
+    return rows
 
 
 # ---------------------------------------------------------------------- main
@@ -258,7 +366,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="3 conversations, 40 questions; writes nothing")
     parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md alone")
-    parser.add_argument("--questions", type=int, default=0, help="LongMemEval questions (0: all eligible)")
+    parser.add_argument(
+        "--questions", type=int, default=0, help="LongMemEval main questions (0: all eligible)"
+    )
+    parser.add_argument(
+        "--sample", type=int, default=100, help="LongMemEval questions the variants run on (stratified)"
+    )
+    parser.add_argument("--all-variants", action="store_true", help="also the variants tried while tuning")
     parser.add_argument("--only", default="", help="system names to run, separated by ; (default: all)")
     parser.add_argument("--datasets", default="locomo,longmemeval", help="which datasets (default: both)")
     cache_home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
@@ -273,38 +387,52 @@ def main(argv: list[str] | None = None) -> None:
     locomo = load_locomo()
     longmemeval, skipped = load_longmemeval()
     eligible = len(longmemeval)
-    count = 40 if args.quick else args.questions
-    if count:
-        longmemeval = stratified(longmemeval, count)
+    sample = stratified(longmemeval, 40 if args.quick else args.sample)
+    if args.quick or args.questions:
+        longmemeval = stratified(longmemeval, 40 if args.quick else args.questions)
     if args.quick:
         locomo = locomo[:3]
     parts = retrieval_variants.parts(embedder)
     results: dict[str, dict[str, Result]] = {}
-    for dataset, histories in (("locomo", locomo), ("longmemeval", longmemeval)):
-        if dataset not in args.datasets.split(","):
+    runs = (
+        ("locomo", locomo, "all"),
+        ("longmemeval", longmemeval, "main"),
+        ("longmemeval-sample", sample, "variants"),
+    )
+    for dataset, histories, which in runs:
+        if dataset.split("-")[0] not in args.datasets.split(","):
             continue
         systems = retrieval_variants.systems(dataset, embedder, porcelain, bm25s_turns, bm25s_sessions)
+        if not args.all_variants:
+            systems = [s for s in systems if s.note != "variant-extended"]
+        if which == "main":
+            systems = [s for s in systems if not s.note]
+        elif which == "variants":
+            systems = [s for s in systems if s.note or s.name in retrieval_variants.REFERENCE]
         if args.only:
             wanted = set(args.only.split(";"))
             systems = [s for s in systems if s.name in wanted]
-        results[dataset] = evaluate(histories, parts, systems, dataset)
+        results[dataset] = evaluate(histories, parts, systems, dataset.split("-")[0])
         for name, result in results[dataset].items():
             key = "R@10" if dataset == "locomo" else "recall_all@5"
             print(
                 f"{dataset:12s} {name:60s} {key} {result.mean(key) or 0:.3f}  {result.seconds:6.1f}s",
                 flush=True,
             )
+    costs = [] if args.quick or args.only else cost([*locomo, *longmemeval], embedder, 10_000)
     total = time.perf_counter() - started
     context = {
         "machine": machine(),
         "locomo_questions": sum(len(h.questions) for h in locomo),
         "locomo_conversations": len(locomo),
         "lme_questions": len(longmemeval),
+        "lme_sample": len(sample),
         "lme_eligible": eligible,
         "lme_skipped": skipped,
         "embedded": cache.embedded,
         "seconds": total,
         "categories": CATEGORIES,
+        "cost": costs,
     }
     text = section(HEADING, results, context)
     print(text)

@@ -214,10 +214,19 @@ def _default_combiner() -> Callable[[list[list[Hit]]], list[Hit]]:
     return weighted(options["weights"], options["normalise"])
 
 
+REFERENCE = (
+    "bm25 (FtsIndex)",
+    "vectors-minilm (MiniLM int8, cosine ≥ 0.3)",
+    "hybrid (default recipe)",
+    "Memory.recall (default recipe)",
+)
+"""Main rows also run beside the variants, on the same questions, as the reference."""
+
+
 def systems(
     dataset: str,
     embedder: Embedder,
-    porcelain: Callable[[Callable[[], SearchIndex]], Ranker],
+    porcelain: Callable[..., Ranker],
     bm25s_turns: Ranker,
     bm25s_sessions: Ranker,
 ) -> list[System]:
@@ -235,7 +244,7 @@ def systems(
     ]
     if dataset == "longmemeval":
         main.append(System("bm25s 0.3 over whole sessions (baseline)", own=bm25s_sessions, sessions=True))
-    v = "variant"
+    v, x = "variant", "variant-extended"  # extended: run with --all-variants only
     both = ("fts", "vec")
     variants = [
         # The earlier default, exactly: BM25 alone per turn, RRF k=60 1:1 over the 32 candidates recall asked.
@@ -250,20 +259,25 @@ def systems(
         System("bm25, context 1", ("fts-c1",), note=v),
         System("bm25, context 3", ("fts-c3",), note=v),
         *(
-            System(f"bm25, context column weight {w}", (f"fts-cw{int(w * 10)}",), note=v)
+            System(f"bm25, context column weight {w}", (f"fts-cw{int(w * 10)}",), note=v if w == 0.5 else x)
             for w in (0.3, 0.5, 0.7, 1.0)
             if w != fts._CONTEXT_WEIGHT
         ),
-        System("bm25 without context, window ±1 joined to the text", ("fts-w11",), note=v),
+        System("bm25 without context, window ±1 joined to the text", ("fts-w11",), note=x),
         System("bm25 without context, window ±2 joined to the text", ("fts-w22",), note=v),
-        System("bm25 without context, previous turn joined to the text", ("fts-w10",), note=v),
+        System("bm25 without context, previous turn joined to the text", ("fts-w10",), note=x),
         System("bm25, query mode or", ("fts-or",), note=v),
         System("bm25, + session date in the text", ("fts-date",), note=v),
+        System(
+            "Memory.recall, every turn written at one time (recency equal)",
+            own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder), same_time=True),
+            note=v,
+        ),
         # Vectors on their own.
         System("vectors, no cosine floor", ("vec0",), note=v),
         System("vectors, ±1 in vector space (neighbours × 0.5)", ("vsm15",), note=v),
-        System("vectors, ±1 in vector space (neighbours × 1)", ("vsm110",), note=v),
-        System("vectors, ±2 in vector space (neighbours × 0.5)", ("vsm25",), note=v),
+        System("vectors, ±1 in vector space (neighbours × 1)", ("vsm110",), note=x),
+        System("vectors, ±2 in vector space (neighbours × 0.5)", ("vsm25",), note=x),
         # Fusion of the default parts.
         System("hybrid, RRF k=60 1:1", both, rrf(), note=v),
         System("hybrid, RRF k=60 1:1 over the first 32", both, rrf((1.0, 1.0), 60, 32), note=v),

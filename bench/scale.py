@@ -47,7 +47,7 @@ from typing import Any
 
 import corpus
 from report import PLOTS, ROOT, loglog_plot, replace_section
-from scale_report import BACKENDS, HEADING, PLOTTED, aims, exponents, section
+from scale_report import BACKENDS, BASELINES, HEADING, PLOTTED, aims, exponents, section
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 # Each timed loop stops after this many seconds once it has MINIMUM samples: a store whose
@@ -236,8 +236,12 @@ def measure_tier(backend: str, size: int, dsn: str | None, data: Path, writes: i
         }
         stamp = NOW + timedelta(days=1)
         out["put_per_s"] = bounded(spare[:writes], store.put)
+        first = spare[writes]  # the first write of a process builds the dedup maps: timed apart
+        out["first_remember_s"] = timed(
+            lambda: memory.remember(first.body, source=first.provenance.ref, now=stamp)
+        )
         out["remember_per_s"] = bounded(
-            spare[writes:], lambda r: memory.remember(r.body, source=r.provenance.ref, now=stamp)
+            spare[writes + 1 :], lambda r: memory.remember(r.body, source=r.provenance.ref, now=stamp)
         )
         out["terms_s"] = timed(lambda: [content_terms(r.body) for r in store.list()])
         report = None
@@ -297,13 +301,51 @@ def run_tier(backend: str, size: int, dsn: str | None, data: Path, writes: int) 
         return result
 
 
+def publish(run: dict[str, Any], *, write: bool) -> None:
+    """Print the section of a run (``{rows, rates, setup}``); if ``write``, also write it, plots and JSON."""
+    rows, rates = run["rows"], run["rates"]
+    for row in rows:
+        if "error" not in row:
+            row["remember_ms"] = 1000 / row["remember_per_s"]
+            row["put_ms"] = 1000 / row["put_per_s"]
+    notes = aims(rows) + exponents(rows) + run.get("setup", [])
+    plots = []
+    if write:
+        PLOTS.mkdir(parents=True, exist_ok=True)
+        for key, label in PLOTTED:
+            series = {
+                b: [(r["size"], r[key]) for r in rows if r["backend"] == b and "error" not in r]
+                for b in BACKENDS
+            }
+            if key in BASELINES:
+                base, what = BASELINES[key]
+                for b in BACKENDS:
+                    points = [(r["size"], r[base]) for r in rows if r["backend"] == b and "error" not in r]
+                    series[f"{b}, baseline: {what}"] = points
+            name = f"scale-{key.removesuffix('_s').removesuffix('_ms').replace('_', '-')}.png"
+            loglog_plot(PLOTS / name, f"{label} against records", label, series)
+            plots.append(name)
+    text = section(rows, rates, notes, plots)
+    print(text)
+    if write:
+        (PLOTS / "scale.json").write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+        replace_section(HEADING, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every store at every size, print the section, write it and the plots unless ``--no-write``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1k and 2k records, fewer questions")
     parser.add_argument("--with-1m", action="store_true", help="also 1,000,000 records")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument("--sizes", nargs="+", type=int, help="run these sizes instead (e.g. 1000000)")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the saved rows of sizes and stores this run leaves out"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs alone")
+    parser.add_argument(
+        "--replot", action="store_true", help="rewrite the section and plots from docs/benchmarks/scale.json"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("BACKEND", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -315,21 +357,26 @@ def main(argv: list[str] | None = None) -> int:
         result = measure_tier(args.worker[0], int(args.worker[1]), args.dsn, Path(args.data), args.writes)
         Path(args.out).write_text(json.dumps(result), encoding="utf-8")
         return 0
+    if args.replot:
+        saved = json.loads((PLOTS / "scale.json").read_text(encoding="utf-8"))
+        publish(saved, write=True)
+        return 0
     if not corpus.available():
         print(corpus.missing())
         return 0
     sizes = [1_000, 2_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.with_1m else [])
+    sizes = args.sizes or sizes
     queries, writes = (20, 20) if args.quick else (args.queries, args.writes)
     data = Path(tempfile.mkdtemp(prefix="am-scale-data-"))
     with (data / "texts.jsonl").open("w", encoding="utf-8") as out:
         for pair in corpus.scale_texts(max(sizes) + 2 * writes):
             out.write(json.dumps(pair) + "\n")
     (data / "questions.json").write_text(json.dumps(corpus.questions()[:queries]), encoding="utf-8")
-    notes: list[str] = []
+    setup: list[str] = []
     dsn = args.dsn
     if "postgres" in args.backends and dsn is None:
         dsn, why = start_postgres()
-        notes += [f"- {why}"] if why else []
+        setup += [f"- {why}"] if why else []
     rows = []
     for size in sizes:
         for backend in args.backends:
@@ -337,28 +384,23 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows.append(run_tier(backend, size, dsn, data, writes))
             print(json.dumps(rows[-1]), flush=True)
-    for row in rows:
-        if "error" not in row:
-            row["remember_ms"] = 1000 / row["remember_per_s"]
-    sample = [text for text, _ in corpus.scale_texts(512)]
-    rates = embedding_rates(sample)
-    notes = aims(rows) + exponents(rows) + notes
-    plots = []
-    if not args.no_write:
-        PLOTS.mkdir(parents=True, exist_ok=True)
-        for key, label in PLOTTED:
-            series = {
-                b: [(r["size"], r[key]) for r in rows if r["backend"] == b and "error" not in r]
-                for b in BACKENDS
-            }
-            name = f"scale-{key.removesuffix('_s').removesuffix('_ms').replace('_', '-')}.png"
-            loglog_plot(PLOTS / name, f"{label} against records", label, series)
-            plots.append(name)
-    text = section(rows, rates, notes, plots)
-    print(text)
-    if not args.no_write:
-        (PLOTS / "scale.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-        replace_section(HEADING, text)
+    rates = embedding_rates([text for text, _ in corpus.scale_texts(512)])
+    saved = PLOTS / "scale.json"
+    if args.merge and saved.is_file():
+        ran = {(r["backend"], r["size"]) for r in rows}
+        kept = [
+            r
+            for r in json.loads(saved.read_text(encoding="utf-8"))["rows"]
+            if (r["backend"], r["size"]) not in ran
+        ]
+        rows = sorted(kept + rows, key=lambda r: (r["size"], BACKENDS.index(r["backend"])))
+        if kept:
+            sizes_kept = ", ".join(f"{n:,}" for n in sorted({r["size"] for r in kept}))
+            setup.append(
+                f"- Rows of {sizes_kept} records come from an earlier run of this script (kept by `--merge`);"
+                " each row's baselines come from its own process."
+            )
+    publish({"rows": rows, "rates": rates, "setup": setup}, write=not args.no_write)
     shutil.rmtree(data, ignore_errors=True)
     failed = [r for r in rows if "error" in r]
     return 1 if failed else 0

@@ -6,10 +6,10 @@ the truth: search indexes are rebuilt, open write intents and an interrupted arc
 rolled forward, stale views re-rendered and a damaged salience sidecar reset.
 
 Invariant: nothing under ``notes/``, ``log/`` or ``archive/`` is ever changed by a check,
-and a repair only appends what a roll-forward writes: the events of an open intent to the
-log, and the missing bytes of an interrupted archive run (fixed by its logged digests) to
-``archive/``; hand-edited views, damaged notes, a broken log chain and edited archive files
-are reported, never "fixed".
+and a repair only appends what a roll-forward writes: the version an open write intent
+names (a new note version file) and its log events, and the missing bytes of an
+interrupted archive run (fixed by its logged digests) to ``archive/``; hand-edited views,
+damaged notes, a broken log chain and edited archive files are reported, never "fixed".
 """
 
 from __future__ import annotations

@@ -208,6 +208,8 @@ class MemoryRecord:
         shadowed = sorted(set(self.extra) & KNOWN_FIELDS)
         if shadowed:
             raise RecordError(f"extra fields shadow wire fields: {shadowed}", field="extra")
+        # Extra field names are object keys of the wire object: strings, in NFC (canonical JSON).
+        check_json_value(dict.fromkeys(self.extra), "extra")
         for name, value in self._wire_items(include_extra=True):
             check_json_value(value, name)
 

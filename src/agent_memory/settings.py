@@ -8,6 +8,7 @@ to a default. Settings are read with the standard library's ``tomllib`` (TOML 1.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from agent_memory.search.recipes import SearchSettings
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 _TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets", "llm"}
 
 
@@ -162,7 +164,10 @@ class Settings:
 
 
 def _toml_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    # A TOML basic string holds no raw control character: escape them, or the file written
+    # could not be read back (a key file path read from TOML may hold any of them).
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
 def _table(data: dict[str, Any], key: str, allowed: set[str], name: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import pytest
 from reliability_kit import REMEMBERS_PER_WRITER, WRITERS, make_home, record_figures
 
 from agent_memory.log.base import OperationLog
+from agent_memory.memory import Memory
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import SearchSettings
 from agent_memory.stores.base import RecordStore
@@ -36,40 +37,41 @@ TIMEOUT_SECONDS = 1800
 
 
 def run_processes(
-    kind: str, location: str, folder: Path
+    kind: str, location: str, folder: Path, *, writers: int = WRITERS, count: int = REMEMBERS_PER_WRITER
 ) -> tuple[list[dict[str, Any]], dict[str, Any], float]:
     """Start the writers and the reader, release them together, and collect their summaries."""
     go, stop = folder / "go", folder / "stop"
-    argv = [sys.executable, str(CHILD)]
-    writers = [
-        subprocess.Popen(
-            [*argv, "writer", kind, location, str(n), str(REMEMBERS_PER_WRITER), str(go), str(stop)],
+
+    def start(role: str, number: int, remembers: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                str(CHILD),
+                role,
+                kind,
+                location,
+                str(number),
+                str(remembers),
+                str(go),
+                str(stop),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for n in range(WRITERS)
-    ]
-    reader = subprocess.Popen(
-        [*argv, "reader", kind, location, "0", "0", str(go), str(stop)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+
+    processes = [start("writer", n, count) for n in range(writers)] + [start("reader", 0, 0)]
     time.sleep(0.5)
     started = time.perf_counter()
     go.touch()
-    summaries = [_summary(process) for process in writers]
+    outputs = [process.communicate(timeout=TIMEOUT_SECONDS) for process in processes[:-1]]
     seconds = time.perf_counter() - started
     stop.touch()
-    return summaries, _summary(reader), seconds
-
-
-def _summary(process: subprocess.Popen[str]) -> dict[str, Any]:
-    out, err = process.communicate(timeout=TIMEOUT_SECONDS)
-    assert process.returncode == 0, err[-3000:]
-    summary: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return summary
+    outputs.append(processes[-1].communicate(timeout=TIMEOUT_SECONDS))
+    failed = [err[-3000:] for process, (_, err) in zip(processes, outputs, strict=True) if process.returncode]
+    assert not failed, failed[0]
+    summaries = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    return summaries[:-1], summaries[-1], seconds
 
 
 @contextmanager
@@ -77,8 +79,11 @@ def shared(kind: str, folder: Path) -> Iterator[tuple[str, Any]]:
     """Yield the location the processes share and a function opening (store, log, index counts)."""
     if kind == "file":
         root = make_home(folder / "home")
+        Memory.open(root).close()  # the indexes exist before the writers start (see the startup test)
         yield str(root), lambda stack: _file_parts(root, stack)
     elif kind == "sqlite":
+        with ExitStack() as stack:
+            _sqlite_parts(folder, stack)
         yield str(folder), lambda stack: _sqlite_parts(folder, stack)
     else:
         from pg import shared_cluster
@@ -166,3 +171,18 @@ def test_four_writers_and_a_reader_end_with_exact_counts_and_indexes_in_step(
         recalls=reader["done"],
         errors=len(errors),
     )
+
+
+# A race: it shows in about one run in five here, so the mark cannot be strict without making CI flaky.
+@pytest.mark.xfail(
+    strict=False,
+    reason="search/holdings: a process opening a Home whose index another process is creating finds no "
+    "recipe.json yet, takes the index for one of another recipe and wipes its folder (empty_folder) under "
+    "the other's open connections; sqlite3 'no such table: docs' then escapes Memory.close. Proposed fix: "
+    "create and wipe an index folder under a lock of its own (or the Home's writer lock), and wipe only "
+    "when recipe.json exists and differs",
+)
+def test_processes_opening_a_fresh_home_at_once_share_its_indexes(tmp_path: Path) -> None:
+    root = make_home(tmp_path / "home")
+    writers, _, _ = run_processes("file", str(root), tmp_path, writers=6, count=5)
+    assert sum(w["done"] for w in writers) == 30 and not [e for w in writers for e in w["errors"]]

@@ -4,9 +4,10 @@ For each operation (remember, supersede, consolidate + accept, capture + archive
 erase, reindex) a child process repeats it in a loop and acknowledges each completed write
 on a pipe; the test kills it at a random moment, :data:`KILLS_PER_OP` times. After each kill:
 
-- ``doctor`` is clean, or ``doctor --fix`` makes it clean while ``notes/`` stays
-  byte-identical (it rebuilt derived state, or rolled a logged intent forward) and
-  ``archive/`` only gains the bytes an interrupted run's logged digests fix;
+- ``doctor`` is clean, or ``doctor --fix`` makes it clean by rebuilding derived state or
+  rolling logged work forward: no note version file already there changes (an open intent
+  adds the version it names), and ``archive/`` only gains the bytes an interrupted run's
+  logged digests fix;
 - every acknowledged write is there: the record, its supersede, the accepted proposal's
   versions, the captured or archived inbox line, the erasure (and no byte of the erased text
   in ``notes/``);
@@ -143,7 +144,13 @@ def doctor_after_kill(root: Path) -> tuple[list[str], list[str]]:
     still = {c.name: c.details for c in diagnose(home) if not c.ok}
     found = {c.name: c.details for c in failed}
     assert not still, f"doctor --fix left problems: {still} (found {found}; repaired {fixed})"
-    assert snapshot(root, ("notes",)) == notes, f"doctor --fix changed notes: {fixed}"
+    # Rolling an open intent forward adds the version it names (a supersede's retired record);
+    # no version file already there changes.
+    after_notes = snapshot(root, ("notes",))
+    assert all(after_notes.get(name) == data for name, data in notes.items()), (
+        f"doctor --fix changed notes: {fixed}"
+    )
+    assert after_notes.keys() == notes.keys() or "intents" in found, f"doctor --fix added notes: {fixed}"
     # An interrupted archive run is finished: files only grow, by the bytes its logged digests fix.
     after = snapshot(root, ("archive",))
     assert all(after.get(name, b"").startswith(data) for name, data in archive.items()), fixed

@@ -22,7 +22,8 @@ from agent_memory.jobs.archive import archive_inbox, check_archive, find_anchor
 from agent_memory.jobs.inbox import capture
 from agent_memory.memory import Memory
 from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import load_note
+from agent_memory.notes import dump_note, load_note
+from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.settings import Settings
 from agent_memory.transfer import export_memory_file, import_memory_file
 
@@ -340,3 +341,27 @@ def test_a_supersede_the_gate_refuses_leaves_the_log_as_it_was(tmp_path: Path) -
         )
     assert snapshot(root) == before
     assert "intents" not in failed_checks(root)
+
+
+def test_a_note_whose_field_name_is_not_in_nfc_is_refused_when_read() -> None:
+    # Regression: such a note parsed, but its record had no canonical bytes (note fuzzer, soak).
+    record = MemoryRecord.create(
+        type="fact", body=TEXT, provenance=Provenance("conversation", "s"), created_at=T0
+    )
+    note = dump_note(record).replace(b"\n---\n", b'\n"e\\u0301x": 1\n---\n', 1)
+    error = refused_cleanly(lambda: load_note(note, path="odd.md"), RecordError)
+    assert error.path == "odd.md" and "NFC" in str(error)
+
+
+def test_settings_with_control_characters_write_a_memory_toml_that_reads_back(tmp_path: Path) -> None:
+    # Regression: to_toml wrote a raw NUL from a key file path, which no TOML reader accepts
+    # (memory.toml fuzzer, soak).
+    root = make_home(tmp_path / "home")
+    toml = root / "memory.toml"
+    lines = toml.read_text("utf-8").split("\n")
+    toml.write_text(
+        "\n".join('key_file = "a\\u0000b\\u007f"' if ln.startswith("key_file") else ln for ln in lines)
+    )
+    settings = Settings.load(toml)
+    toml.write_text(settings.to_toml(), "utf-8")
+    assert Settings.load(toml) == settings

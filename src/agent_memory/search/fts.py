@@ -23,13 +23,20 @@ query rules of issue 4 item 2. How text is searched:
   most the 8 rarest words and leaving out words found in more than a quarter of the notes:
   such words barely move the ranking but make FTS5 score most of the index (measured in
   ``docs/benchmarks.md``, Search).
+- **Context** (``context`` > 0, the built-in recipe reads 2): each note is also indexed with
+  the text of up to ``context`` neighbouring turns on each side of its conversation thread
+  (:mod:`.threads`: same anchor path and event time), in a second column weighted half its
+  own text. A turn that answers the one before it (``"Caroline: Yes, yesterday!"``) is then
+  found by the words of the question it answers; the turn's own words still rank it first.
+  When a note is added, replaced or removed, the context of its neighbours is rewritten.
 - **Scores**: ``-bm25()`` of the query that found the note (higher is better); notes with
   every word are lifted by the best score of the rest, so scores always descend. Only
   comparable within one index and one query; ties are ordered by record id.
 
 Invariants: one row per record id (the latest version given); :meth:`FtsIndex.inputs` is
-derived from exactly the rows held; after :meth:`FtsIndex.remove` and :meth:`FtsIndex.purge`
-no byte of a removed text remains in the database, its ``-wal`` or ``-shm`` (DESIGN.md §9).
+derived from exactly the rows held; every note's context column holds exactly its current
+neighbours' text; after :meth:`FtsIndex.remove` and :meth:`FtsIndex.purge` no byte of a removed
+text remains in the database, its ``-wal`` or ``-shm``, neighbours' context included (DESIGN.md §9).
 """
 
 from __future__ import annotations
@@ -71,8 +78,8 @@ _OR_MAX_SHARE = 0.25
 _BATCH = 500
 MAX_CONTEXT = 8
 # bm25() weight of the neighbours' column against the note's own text (docs/benchmarks.md,
-# Retrieval quality: weights 1 and 0.5 were measured).
-_CONTEXT_WEIGHT = 1.0
+# Retrieval quality: weights 1 and 0.5 were measured; 0.5 keeps a turn's own words first in the top 3).
+_CONTEXT_WEIGHT = 0.5
 _BUSY_TIMEOUT_MS = 5000
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
