@@ -252,18 +252,12 @@ def test_a_tampered_signature_is_a_doctor_finding_and_is_never_repaired(tmp_path
     assert note_path(root, record_id).read_bytes() == tampered  # reported, never "fixed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search/ indexes a note whose signature fails (it checks the id only), so recall serves a "
-    "record whose signer is forged; DESIGN.md §9 'Freshness': only records that verify are indexed. "
-    "Proposed fix (search/freshness.py, H5): skip and report versions whose signed_by/signature do "
-    "not verify, as for unreadable notes",
-)
 def test_a_record_whose_signature_fails_is_not_recalled(tmp_path: Path) -> None:
     root, record_id = home_with_a_record(tmp_path / "home")
     tamper_signature(root, record_id)
     with Memory.open(root) as memory:
         assert record_id not in memory.recall("staging host", now=T0).ids
+        assert any(record_id in str(problem) for problem in memory.catalog.problems())
 
 
 def test_a_memory_file_with_a_tampered_signature_imports_nothing(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agent_memory.errors import AgentMemoryError, ConfigError, StoreError
+from agent_memory.errors import AgentMemoryError, ConfigError, SignatureError, StoreError
 from agent_memory.records import MemoryRecord
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progress, home_signal
@@ -351,8 +351,8 @@ class IndexCatalog:
                     self._fresh.problems[record_id] = exc
             return sorted(records, key=lambda r: (r.created_at, r.id))
 
-    def problems(self) -> list[StoreError]:
-        """Return the records that could not be read (not indexed), as last seen."""
+    def problems(self) -> list[StoreError | SignatureError]:
+        """Return the records that could not be read or do not verify (not indexed), as last seen."""
         return list(self._fresh.problems.values())
 
     def flush(self) -> None:

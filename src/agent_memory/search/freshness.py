@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from agent_memory.errors import RecordNotFound, StoreError
+from agent_memory.errors import RecordNotFound, SignatureError, StoreError
 from agent_memory.records import MemoryRecord
 from agent_memory.search.base import version_digest
 from agent_memory.search.holdings import Holding, Ledger
+from agent_memory.signing import verify_record
 from agent_memory.stores.base import RecordStore
 
 __all__ = ["FULL_CHECK_SECONDS", "Freshness", "Progress", "home_signal"]
@@ -71,7 +72,8 @@ class Freshness:
         clock: Monotonic seconds (injectable for tests).
 
     Attributes:
-        problems: Records that could not be read, by id, as last seen.
+        problems: Records that could not be read, or whose signature does not verify, by id,
+            as last seen; they are left out of every index.
         due: A full comparison must run at the next refresh (an index is new or was emptied).
     """
 
@@ -85,7 +87,7 @@ class Freshness:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store, self.ledger, self.holdings = store, ledger, holdings
-        self.problems: dict[str, StoreError] = {}
+        self.problems: dict[str, StoreError | SignatureError] = {}
         self.due = True
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
@@ -188,10 +190,13 @@ class Freshness:
         missing: set[str] = set()
         for record_id in ids:
             try:
-                batch[record_id] = self.store.get(record_id)
+                record = self.store.get(record_id)
+                if record.signature:  # unsigned records ("" on the wire) have nothing to verify
+                    verify_record(record)  # DESIGN.md §9: only records that verify are indexed
+                batch[record_id] = record
                 self.problems.pop(record_id, None)
             except RecordNotFound:
                 missing.add(record_id)
-            except StoreError as exc:  # unreadable: stops matching by its old text, is reported
+            except (StoreError, SignatureError) as exc:  # stops matching by its old text, is reported
                 self.problems[record_id] = exc
         return batch, missing
