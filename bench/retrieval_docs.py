@@ -145,13 +145,14 @@ def _decisions(results: dict[str, dict[str, Any]]) -> list[str]:
     )
     return [
         f"- **BM25 reads each turn with up to two neighbouring turns of its conversation** (`context = 2`,"
-        f" a second FTS5 column of weight 1; neighbours come from the source anchors, `search/threads.py`):"
+        f" a second FTS5 column of weight 0.5; neighbours come from the source anchors, `search/threads.py`):"
         f" {pair('bm25 (FtsIndex)')}, against {pair(ctx0)} for each turn alone. Context 1:"
         f" {pair('bm25, context 1')}; context 3: {pair('bm25, context 3')}. The column gives the same"
-        ' ranking as joining the neighbours\' text to the turn (row "window ±2 joined"). Weighting the'
-        f" column 0.5 helps LoCoMo and the turn level ({pair('bm25, context column weight 0.5')}) but not"
-        " LongMemEval's sessions, so it stays 1. The cost: LongMemEval's turn-level recall falls (a turn"
-        " now shares its neighbours' words), and the index holds each text up to five times.",
+        ' ranking as joining the neighbours\' text to the turn (row "window ±2 joined"). A column of'
+        " weight 1 (an earlier run of 2026-11-29: LoCoMo R@10 0.736, LongMemEval recall_all@5 0.879 on"
+        " the sample) ranked a neighbour above the turn holding the answer in the first three (the demo's"
+        " LoCoMo questions), so the column weighs half. The cost: LongMemEval's turn-level recall"
+        " falls (a turn now shares its neighbours' words), and the index holds each text up to five times.",
         f"- **Hybrid: min-max-normalised scores weighted BM25 2 : vectors 1, 100 candidates per part**:"
         f" {pair('hybrid (default recipe)')}, against {pair(old)} for the previous default."
         f" RRF k=60 gets worse the deeper it fuses ({pair('hybrid, RRF k=60 1:1')} over 100 candidates,"
