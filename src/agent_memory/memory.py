@@ -19,11 +19,12 @@ from typing import Any
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import ProposalError, RecordError
-from agent_memory.governance.actors import Actors, require_review
+from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasing import ErasureMethods
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promoting import PromotionMethods
+from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.jobs.distilling import DistillMethods
@@ -61,6 +62,7 @@ DEFAULT_CONFIDENCE = 0.9
 
 class Memory(
     WithdrawalMethods,
+    ReviewMethods,
     ErasureMethods,
     PromotionMethods,
     ConsolidationMethods,
@@ -70,7 +72,8 @@ class Memory(
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
     Withdrawal and reinstatement (``withdraw``, ``reinstate``, ``controls``) come from
-    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`.
+    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`, ``review`` from
+    :class:`~agent_memory.governance.reviewing.ReviewMethods`.
 
     Prefer :meth:`open` and :meth:`in_memory` to building one by hand.
 
@@ -388,33 +391,6 @@ class Memory(
             plan = Plan(PlanKind.SUPERSEDE, self._signed(record), old, reason)
             self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
             return RememberResult(record.id, superseded=old_id, quarantined=False)
-
-    def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
-        """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
-
-        Review marks are attributable events, never record fields (DESIGN.md §9). Each
-        changes what is exposed, so each needs a grant: ``approve``/``reject`` the ``approve``
-        grant, ``stale``/``clear`` ``mark`` or ``approve``; a tainted session may make none
-        (:func:`~agent_memory.governance.actors.require_review`).
-
-        Raises:
-            RecordNotFound: Unknown id.
-            RecordError: Unknown verdict.
-            AuthorityError: The actor holds no grant for the verdict, or the session is
-                tainted (``TaintedDecisionError``); nothing is written.
-        """
-        stamp = self._clock(now)
-        self._reviews.check_verdict(verdict)
-        require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
-        with self._writing():
-            self.store.get(record_id)
-            self.log.append(
-                "review",
-                actor=self.actor,
-                record_ids=(record_id,),
-                details={"verdict": verdict, "reason": reason},
-                now=stamp,
-            )
 
     def roll_forward(self, *, now: datetime | None = None) -> int:
         """Finish writes a crash interrupted (logged intents); return how many were closed."""
