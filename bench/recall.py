@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus as corpus_texts
+from report import replace_section
 
 from agent_memory.home import Home
 from agent_memory.lifecycle import begin_transition, supersede
@@ -404,17 +405,7 @@ def findings(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def write_docs(text: str, path: Path = DOCS) -> None:
     """Replace the ``## Recall`` section of ``path`` (or add it), keeping every other section."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == HEADING), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(updated, encoding="utf-8")
+    replace_section(HEADING, text, path)
 
 
 def main(argv: list[str] | None = None) -> None:

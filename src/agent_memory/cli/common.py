@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from agent_memory.home import Home
 
-__all__ = ["commit_home", "echo_json", "home_option", "json_option", "open_home"]
+__all__ = ["commit_home", "echo_json", "home_option", "json_option", "open_home", "scope_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +30,39 @@ def home_option(func: F) -> F:
 def json_option(func: F) -> F:
     """Add ``--json``: print machine-readable JSON instead of text."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def scope_options(func: F) -> F:
+    """Add the withdrawal scope selectors of seed 000 §12.2 (``withdraw``, ``forget``).
+
+    ``--record ID``, ``--archive-ref REF``, ``--source REF``, ``--namespace NS``, each
+    repeatable, passed as the tuples ``records``, ``archive_refs``, ``sources``, ``namespaces``.
+    """
+    options = [
+        click.option(
+            "--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more."
+        ),
+        click.option(
+            "--archive-ref",
+            "archive_refs",
+            multiple=True,
+            metavar="REF",
+            help="An archive file or anchor (archive/2026-11-29.md[#…]); a file covers its anchors.",
+        ),
+        click.option(
+            "--source",
+            "sources",
+            multiple=True,
+            metavar="REF",
+            help="A source or run ref (covers its #anchors).",
+        ),
+        click.option(
+            "--namespace", "namespaces", multiple=True, metavar="NS", help="A namespace (user:u1, …)."
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
 
 
 def open_home(home: str | None) -> Home:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option
+from agent_memory.cli.common import echo_json, home_option, json_option, scope_options
 
 __all__ = ["erase", "forget"]
 
@@ -73,14 +73,7 @@ def erase(
 
 
 @click.command()
-@click.option(
-    "--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more."
-)
-@click.option(
-    "--archive-ref", "archive_refs", multiple=True, metavar="REF", help="An archive file or anchor."
-)
-@click.option("--source", "sources", multiple=True, metavar="REF", help="A source or run ref.")
-@click.option("--namespace", "namespaces", multiple=True, metavar="NS", help="A namespace (user:u1, …).")
+@scope_options
 @click.option("--reason", default="forget-request", show_default=True, help="Why; not a verdict on truth.")
 @home_option
 @json_option

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option
+from agent_memory.cli.common import echo_json, home_option, json_option, scope_options
 
 if TYPE_CHECKING:
     from agent_memory.governance.controls import ControlState, WithdrawalControl
@@ -33,20 +33,7 @@ def _still_excluding(state: ControlState, control: WithdrawalControl) -> list[st
 
 
 @click.command()
-@click.option(
-    "--record", "records", multiple=True, metavar="ID", help="A record id (mem:…); repeat for more."
-)
-@click.option(
-    "--archive-ref",
-    "archive_refs",
-    multiple=True,
-    metavar="REF",
-    help="An archive file or anchor (archive/2026-11-29.md[#…]); a file covers its anchors.",
-)
-@click.option(
-    "--source", "sources", multiple=True, metavar="REF", help="A source or run ref (covers its #anchors)."
-)
-@click.option("--namespace", "namespaces", multiple=True, metavar="NS", help="A namespace (user:u1, …).")
+@scope_options
 @click.option("--reason", required=True, help="Why (e.g. failed-exploration); not a verdict on truth.")
 @home_option
 @json_option
