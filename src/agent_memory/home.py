@@ -286,6 +286,9 @@ def commit_message(log: OperationLog, *, since_seq: int) -> str:
     Raises:
         LogError: The log cannot be read.
     """
+    head = log.last()
+    if head is None or head.seq <= since_seq:
+        return ""  # nothing logged since: read no entry (every read-only command closes a Memory)
     counts: dict[str, int] = {}
     for entry in log.entries(since_seq=since_seq):
         counts[entry.action] = counts.get(entry.action, 0) + 1

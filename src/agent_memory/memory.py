@@ -412,9 +412,11 @@ class Memory(
             self.salience.flush()
             self.catalog.close()
             home = getattr(self, "home", None)
-            if home is not None:
+            head = self.log.last() if home is not None else None
+            if home is not None and head is not None and head.seq > self._opened_seq:
                 from agent_memory.home import commit_message
 
+                # Only a Memory that logged something takes the writer lock to commit.
                 with self._writing():
                     message = commit_message(self.log, since_seq=self._opened_seq)
                     if message:
