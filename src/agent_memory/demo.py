@@ -176,8 +176,10 @@ class _Steps:
 
 def _import(step: _Steps, memory: Memory, fmt: str, source: str) -> ImportReport:
     if fmt == "git":
-        step("Import the repository", f"agent-memory import --from git {source} --limit {MAX_COMMITS}")
-        report = import_path(memory, "git", source, limit=MAX_COMMITS, max_items=MAX_ITEMS)
+        # The user's own repository: vouched for (--trust), so its documentation may reach MEMORY.md.
+        command = f"agent-memory import --from git {source} --limit {MAX_COMMITS} --trust"
+        step("Import the repository", command)
+        report = import_path(memory, "git", source, limit=MAX_COMMITS, max_items=MAX_ITEMS, trust=True)
     else:
         step(f"Import the {fmt} file", f"agent-memory import --from {fmt} {source} --limit {MAX_SESSIONS}")
         report = import_path(memory, fmt, source, limit=MAX_SESSIONS, max_items=MAX_ITEMS)

@@ -9,6 +9,11 @@ trusted key, or unsigned inside a file signed by a trusted key; every other reco
 stay in the source file, and the import log entry keeps their sha256). A record's review
 state is never taken from the file. Nothing is written unless every record passed.
 
+One current value per subject (DESIGN.md §7; :mod:`agent_memory.transfer_states`): an active
+``state`` record whose subject already has a live value here goes through ``plan_write`` and
+``execute`` as ``remember`` would — it supersedes the held value when trusted and no older,
+disputes it when tainted or older — so an import never leaves two active values for a subject.
+
 Withdrawal (seed 000 §12.2, DESIGN.md §9; :mod:`agent_memory.governance.portability`): given
 the Home's log, a plain export omits withdrawn records, and ``include_withdrawn`` carries them
 with every control record; an import appends the file's controls to the target's log before
@@ -35,7 +40,9 @@ from agent_memory.log.base import OperationLog
 from agent_memory.memory_file import MemoryFile
 from agent_memory.records import MemoryRecord
 from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.transfer_states import plan_states, write_routed
 from agent_memory.wire import utc_now
+from agent_memory.writing import PlanKind
 
 __all__ = ["EXTERNAL_TAINT", "ImportReport", "export_memory_file", "import_memory_file", "write_bytes_atomic"]
 
@@ -59,6 +66,14 @@ class ImportReport:
         withdrawn: Ids among ``added`` that a withdrawal in force keeps out of sight.
         redacted: ``{file id: stored id}`` for records whose body held a secret and were
             stored redacted (``[secrets] on_detect = "redact"``): a new, unsigned record.
+        superseded: ``{added id: held id}`` for state values that superseded the held value
+            of their subject (trusted and no older).
+        disputed: ``{added id: held id}`` for state values that now dispute the held value
+            (tainted or older): both are transitional until resolved.
+        held_back: ``{file id: why}`` for state values not written (their subject is already
+            disputed here, …); import the file again once it is resolved.
+        same_value: ``{file id: held id}`` for state values whose words are already the live
+            value of their subject: not written (listed in ``skipped`` too).
     """
 
     added: list[str] = field(default_factory=list)
@@ -72,6 +87,10 @@ class ImportReport:
     controls_refused: dict[str, str] = field(default_factory=dict)
     withdrawn: list[str] = field(default_factory=list)
     redacted: dict[str, str] = field(default_factory=dict)
+    superseded: dict[str, str] = field(default_factory=dict)
+    disputed: dict[str, str] = field(default_factory=dict)
+    held_back: dict[str, str] = field(default_factory=dict)
+    same_value: dict[str, str] = field(default_factory=dict)
 
 
 def export_memory_file(
@@ -126,6 +145,7 @@ def import_memory_file(
     log: OperationLog | None = None,
     actor: str = "owner",
     secrets: SecretsSettings | None = None,
+    now: datetime | None = None,
 ) -> ImportReport:
     """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
@@ -143,6 +163,7 @@ def import_memory_file(
             credential refuses the whole file, or with ``redact`` is stored with each secret
             replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new unsigned
             record with a new id (seed 000 §3; :mod:`agent_memory.governance.secrets`).
+        now: The clock of the lifecycle versions a state value's supersede or dispute writes.
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
@@ -151,6 +172,8 @@ def import_memory_file(
             is ``None`` (the target cannot keep them), a body holds a secret (refuse), or a
             redacted record is referred to by another record of the file; nothing written.
         LogError: The log's controls cannot be read, or a control cannot be appended.
+        ProposalError, LifecycleError: The target changed between planning and writing a state
+            value's supersede or dispute (another writer); the records before it are written.
     """
     from agent_memory.governance.gate import Gate
     from agent_memory.governance.portability import (
@@ -214,6 +237,14 @@ def import_memory_file(
         report.digests[incoming.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
         pending.append(incoming)
     _check_redaction_links(pending, report.redacted, path)
+    plans = plan_states(store, pending, {record.id for record in pending})
+    for record_id in [*plans.held_back, *plans.same_value]:
+        report.digests.pop(record_id, None)
+        if record_id in report.tainted:
+            report.tainted.remove(record_id)
+    report.held_back.update(plans.held_back)
+    report.same_value.update(plans.same_value)
+    report.skipped.extend(plans.same_value)
     for control, origin in plan.to_append:
         assert log is not None  # noqa: S101 - a plan with controls needs a log (checked above)
         append_control(log, control, actor=actor, origin=origin)
@@ -221,12 +252,19 @@ def import_memory_file(
     report.controls_skipped.extend(plan.skipped)
     report.controls_renamed.update(plan.renamed)
     report.controls_refused.update(plan.refused)
-    for record in pending:
+    for record in plans.plain:
         store.put(record)
         report.added.append(record.id)
+    write_routed(plans.routed, store, log, actor=actor, now=now or utc_now())
+    for routed in plans.routed:
+        assert routed.other is not None  # noqa: S101 - a routed plan always names the held value
+        report.added.append(routed.record.id)
+        kept = report.superseded if routed.kind is PlanKind.SUPERSEDE else report.disputed
+        kept[routed.record.id] = routed.other.id
     if gate is not None:
         view = gate.view()
-        report.withdrawn.extend(record.id for record in pending if not view.is_exposed(record))
+        added = set(report.added)
+        report.withdrawn.extend(r.id for r in pending if r.id in added and not view.is_exposed(r))
     return report
 
 

@@ -1,4 +1,5 @@
-"""LoCoMo and LongMemEval importers: episodes per turn, dated, sourced, idempotent, no answer leakage."""
+"""LoCoMo and LongMemEval importers: episodes per turn, dated, sourced, idempotent, no answer leakage,
+quarantined unless trusted."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from importkit import LOCOMO, LONGMEMEVAL, ZONE, write_json
 
 from agent_memory.importers import import_path
@@ -120,3 +122,29 @@ def test_a_refused_item_is_listed_and_the_rest_of_the_file_imports(home: Path, t
         bodies = list(_bodies(memory).values())
     assert all("AKIAIOSFODNN7EXAMPLE" not in body for body in bodies)
     assert len(report.added) + len(report.errors) == 3
+
+
+@pytest.mark.parametrize("fmt", ["locomo", "longmemeval", "git"])
+def test_dataset_and_repository_imports_are_quarantined_unless_trusted(
+    tmp_path: Path, repo: Path, fmt: str
+) -> None:
+    # Issue 11 item 4: a conversation turn or a commit message is outside content like any note.
+    path = {
+        "locomo": lambda: write_json(tmp_path / "locomo.json", LOCOMO),
+        "longmemeval": lambda: write_json(tmp_path / "lme.json", LONGMEMEVAL),
+        "git": lambda: str(repo),
+    }[fmt]()
+    with Memory.in_memory(source_kind="import") as memory:
+        report = import_path(memory, fmt, path)
+        tainted = [memory.get(record_id) for record_id in report.added]
+        recalled = memory.recall(tainted[0].body, k=3, touch=False)
+        event = [e for e in memory.log.entries() if e.action == "import"][-1]
+    assert tainted and all(r.taint == ("external",) for r in tainted)
+    assert recalled.records and all(hit.review == "quarantined" for hit in recalled.records)
+    assert event.details["taint"] == ["external"] and event.details["trusted"] is False
+    with Memory.in_memory(source_kind="import") as memory:
+        report = import_path(memory, fmt, path, trust=True)
+        trusted = [memory.get(record_id) for record_id in report.added]
+        event = [e for e in memory.log.entries() if e.action == "import"][-1]
+    assert len(trusted) == len(tainted) and all(r.taint is None for r in trusted)
+    assert event.details["taint"] == [] and event.details["trusted"] is True

@@ -32,3 +32,15 @@ def test_the_demo_command_runs_on_a_repository(tmp_path: Path, repo: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "== 1. Make a Home" in done.stdout and "Withdraw and reinstate" in done.stdout
     assert "Done in" in done.stdout and (tmp_path / "demo" / "notes").is_dir()
+
+
+def test_a_dataset_import_is_quarantined_unless_trust_is_given(tmp_path: Path) -> None:
+    data = write_json(tmp_path / "locomo.json", LOCOMO)
+    counts = {}
+    for name, trust in (("plain", ()), ("trusted", ("--trust",))):
+        assert run(tmp_path, "init", str(tmp_path / name)).returncode == 0
+        done = run(tmp_path, "import", "--home", str(tmp_path / name), "--from", "locomo", data, *trust)
+        assert done.returncode == 0 and "read 3, added 3" in done.stdout, done.stderr
+        status = json.loads(run(tmp_path, "status", "--home", str(tmp_path / name), "--json").stdout)
+        counts[name] = (status["records"], status["quarantined"])
+    assert counts == {"plain": (3, 3), "trusted": (3, 0)}

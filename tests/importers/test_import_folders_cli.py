@@ -61,4 +61,4 @@ def test_imports_are_quarantined_unless_trusted(tmp_path: Path) -> None:
 def test_trust_is_refused_for_a_memory_file(tmp_path: Path) -> None:
     done = run(tmp_path, "import", "--trust", "some.memory.json")
     assert done.returncode == 2
-    assert "--trust is for --from openclaw" in done.stderr
+    assert "--trust is for --from locomo" in done.stderr and "signer" in done.stderr

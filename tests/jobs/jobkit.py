@@ -12,6 +12,7 @@ from agent_memory.governance.portability import append_control
 from agent_memory.home import Home
 from agent_memory.lifecycle import begin_transition, supersede
 from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.signing import KeyPair, sign_record
 
 # 2026-11-29 14:30 UTC is 23:30 in Tokyo: half an hour before the local day turns.
 T0 = datetime(2026, 11, 29, 14, 30, tzinfo=UTC)
@@ -74,3 +75,10 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and p.name != "writer.lock"
     }
+
+
+def signed_by(keys: KeyPair | None, versions: list[MemoryRecord]) -> list[MemoryRecord]:
+    """``versions`` as ``accept``/``revert`` write them: each unsigned one signed by the Home's key."""
+    if keys is None:
+        return versions
+    return [v if v.signature else sign_record(v, keys) for v in versions]

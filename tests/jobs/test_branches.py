@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from jobkit import T0, ZONE, at
+from jobkit import T0, ZONE, at, signed_by
 
 from agent_memory.errors import ProposalError
 from agent_memory.home import Home
@@ -102,7 +102,7 @@ def test_accept_and_revert_read_a_proposal_from_its_branch_when_the_live_file_is
     assert report.branch is not None
     (home.root / PENDING_FOLDER / f"{proposal.id}.json").unlink()
     assert [p.id for p in pending_proposals(memory)] == [proposal.id]
-    expected = revalidate(memory.store, proposal, now=at(days=2))
+    expected = signed_by(memory.identity, revalidate(memory.store, proposal, now=at(days=2)))
     outcome = accept(memory, [proposal.id], now=at(days=2))
     assert outcome.done == [proposal.id] and outcome.written == expected
     assert revert(memory, proposal.id, now=at(days=3)).done == [proposal.id]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from jobkit import T0, at, make, put
+from jobkit import T0, at, make, put, signed_by
 
+from agent_memory.doctor import diagnose
 from agent_memory.errors import ConfigError, ProposalError
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.home import Home
@@ -15,6 +16,7 @@ from agent_memory.jobs.review_flow import accept, decline, pending_proposals, re
 from agent_memory.lifecycle import archive
 from agent_memory.memory import Memory
 from agent_memory.records import State
+from agent_memory.signing import address_of, verify_record
 
 SOON = at(days=1)
 LATER = at(days=2)
@@ -47,7 +49,7 @@ def review_events(memory: Memory) -> list[dict[str, object]]:
 def test_accept_applies_exactly_what_the_gate_validates_and_logs_the_verdict(home: Home) -> None:
     memory, filed = seeded(home)
     merge = filed["dedup.near"]
-    expected = revalidate(memory.store, merge, now=LATER)
+    expected = signed_by(memory.identity, revalidate(memory.store, merge, now=LATER))
     outcome = accept(memory, [merge.id], now=LATER)
     assert outcome.done == [merge.id] and not outcome.refused
     assert outcome.written == expected
@@ -121,6 +123,32 @@ def test_revert_of_a_merge_writes_correction_records_and_the_regret_rate_becomes
         assert memory.get(original).state is State.SUPERSEDED
     assert review_stats(memory.log)["regret_rate"] == 0.5
     assert memory.status()["maintenance"] == {"accepted": 2, "declined": 0, "reverted": 1, "regret_rate": 0.5}
+
+
+def test_every_version_accept_and_revert_write_is_signed_by_the_home_as_remember_signs(home: Home) -> None:
+    memory, filed = seeded(home)
+    assert memory.identity is not None
+    before = {r.id: len(memory.store.history(r.id)) for r in memory.store.list()}
+    accept(memory, everything=True, now=LATER)
+    revert(memory, filed["dedup.near"].id, reason="they differ", now=at(days=3))
+    written = [
+        version
+        for record in memory.store.list()
+        for version in memory.store.history(record.id)[before.get(record.id, 0) :]
+    ]
+    assert len(written) >= 6  # merge, supersede, corrections, reverted merge
+    assert {v.signed_by for v in written} == {address_of(memory.identity)}
+    for version in written:
+        verify_record(version)
+    findings = diagnose(home)
+    (signatures,) = [c for c in findings if c.name == "signatures"]
+    unsigned_before = sum(
+        1
+        for r in memory.store.list()
+        for v in memory.store.history(r.id)[: before.get(r.id, 0)]
+        if not v.signature
+    )
+    assert signatures.ok and f"; {unsigned_before} unsigned" in signatures.details[0]
 
 
 def test_revert_of_a_decay_archival_brings_the_record_back_as_a_new_correction(home: Home) -> None:

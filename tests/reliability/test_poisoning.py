@@ -242,15 +242,7 @@ def judge(channel: str, root: Path, trusted_id: str, conventions: bytes) -> dict
         "tainted-session",
         "mcp",
         "memory-file",
-        pytest.param(
-            "locomo",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="importers write dataset turns untainted: a LoCoMo/LongMemEval/git import is outside "
-                "content but reaches MEMORY.md and recall unquarantined (proposed fix in importers/: "
-                "import_path remembers with taint=('external',))",
-            ),
-        ),
+        "locomo",
     ],
 )
 def test_no_poisoned_content_reaches_the_hot_context_or_replaces_the_truth(
@@ -276,14 +268,6 @@ def test_no_poisoned_content_reaches_the_hot_context_or_replaces_the_truth(
     assert not succeeded, {name: successes[name] for name in succeeded}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="transfer.import_memory_file puts each new record as it is, so an imported state value for a "
-    "held subject stays active beside the live one (DESIGN.md §7: never two active state records with one "
-    "subject; doctor's state check reports it, --fix cannot). Proposed fix (transfer.py): plan each "
-    "imported state record with writing.plan_write against the live record of its subject, and open a "
-    "dispute (tainted or older) or supersede (trusted and newer) through writing.execute",
-)
 def test_an_imported_state_value_never_stands_beside_the_held_one_as_a_second_active_record(
     tmp_path: Path,
 ) -> None:
@@ -291,4 +275,11 @@ def test_an_imported_state_value_never_stands_beside_the_held_one_as_a_second_ac
     through_memory_file(root, trusted_id)
     with Memory.open(root) as memory:
         active = [r.id for r in memory.store.list(state=State.ACTIVE) if r.subject == TRUE_SUBJECT]
+        live = [r for r in memory.store.list(state=State.TRANSITIONAL) if r.subject == TRUE_SUBJECT]
+        transitions = [e for e in memory.log.entries() if e.action == "transition"]
     assert len(active) <= 1, active
+    # The first untrusted value disputes the owner's (both wait for review); the second, arriving
+    # while the subject is disputed, is held back. Nothing superseded the owner's value.
+    assert trusted_id in {r.id for r in live} and len(live) == 2
+    assert all(r.taint == ("external",) for r in live if r.id != trusted_id)
+    assert [trusted_id in e.record_ids for e in transitions] == [True]

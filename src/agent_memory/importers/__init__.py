@@ -11,10 +11,11 @@ or position (``locomo.json#conv-26/D1:3``, ``README.md#L10-L24``, ``git:<sha>``)
 the same input twice adds no record (content addresses plus exact dedup); one bad file or
 item is reported with its path and never stops the others. Dataset fields that give answers
 away (LongMemEval's session ids, ``has_answer``, questions, answers; LoCoMo's QA, evidence and
-generated summaries) are never read into an item. Records from another tool's memory
-(:data:`EXTERNAL_FORMATS`) are outside content: they arrive tainted ``external`` — quarantined,
-recallable but never autoloaded until approved (DESIGN.md §9) — unless the caller vouches for
-the input with ``trust=True``.
+generated summaries) are never read into an item. Every import is outside content — a
+dataset's conversations, a repository's commits and documents, another tool's memory alike — so
+its records arrive tainted ``external`` (:data:`IMPORT_TAINT`): quarantined, recallable but never
+autoloaded or promoted until approved (DESIGN.md §9; issue 11 item 4) — unless the caller
+vouches for the input with ``trust=True``. :func:`import_taint` is the one place that decides.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ if TYPE_CHECKING:
     from agent_memory.memory import Memory
 
 __all__ = [
-    "EXTERNAL_FORMATS",
     "FORMATS",
+    "IMPORT_TAINT",
     "ImportReport",
     "Item",
     "Problem",
     "Reader",
     "import_path",
+    "import_taint",
     "read_all",
     "read_items",
 ]
@@ -159,9 +161,22 @@ FORMATS: tuple[str, ...] = (
 )
 """Formats :func:`import_path` reads (``memory-file`` is handled by :mod:`agent_memory.transfer`)."""
 
-EXTERNAL_FORMATS = frozenset({"openclaw", "claude-code", "basic-memory", "markdown"})
-"""Formats holding memory written outside this Home (by another agent runtime, or by hand):
-their records are tainted ``external`` unless the import is trusted (DESIGN.md §9, seed 003)."""
+IMPORT_TAINT: tuple[str, ...] = ("external",)
+"""The taint of every record an untrusted import writes, whatever its format (DESIGN.md §9,
+seed 003): a conversation, a commit message or a README can carry instructions as well as a
+note of another agent's memory can (76% attack success through an untainted LoCoMo import)."""
+
+
+def import_taint(trust: bool) -> tuple[str, ...]:
+    """Return the taint labels an import's records carry: :data:`IMPORT_TAINT`, or none if trusted.
+
+    Args:
+        trust: The caller vouches for the input (``--trust``; the demo's own repository).
+
+    Returns:
+        ``()`` when trusted, else ``("external",)``.
+    """
+    return () if trust else IMPORT_TAINT
 
 
 def read_all(
@@ -229,8 +244,9 @@ def import_path(
         limit: As for :func:`read_items`.
         max_items: Import only the first this many items, in input order (the demo's bound).
         now: The clock (record time of new records).
-        trust: The caller vouches for the input: records of :data:`EXTERNAL_FORMATS` are then
-            not tainted ``external`` (logged as ``trusted`` in the import event).
+        trust: The caller vouches for the input: its records are then not tainted
+            ``external`` (:func:`import_taint`; logged as ``trusted`` in the import event).
+            Untrusted, they are quarantined until approved, whatever the format.
 
     Returns:
         The report; ``report.error`` is set when the input could not be read.
@@ -245,7 +261,7 @@ def import_path(
     for problem in problems:
         (report.skipped if problem.skipped else report.errors).append(str(problem))
     report.read = len(items)
-    taint = ("external",) if fmt in EXTERNAL_FORMATS and not trust else ()
+    taint = import_taint(trust)
     _remember_all(memory, items, report, now, taint)
     memory.log.append(
         "import",

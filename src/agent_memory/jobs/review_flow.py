@@ -35,6 +35,9 @@ committed (:func:`~agent_memory.jobs.branches.branch_proposals`). Both copies ar
 
 Invariant: every refusal (stale, illegal, withdrawn, unknown id, already decided, no grant)
 raises before the first write; an accepted or reverted proposal's writes all pass the gate first.
+When the Home has an identity, every version they write is signed by it, as ``remember``'s
+records are (a version already signed keeps its signature), so ``doctor`` and
+``agent-memory verify`` find no unsigned version of theirs.
 """
 
 from __future__ import annotations
@@ -255,7 +258,7 @@ def accept(
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
                 continue
             try:
-                versions = revalidate(memory.store, pending, now=stamp)
+                versions = _signed(memory, revalidate(memory.store, pending, now=stamp))
             except AgentMemoryError as exc:
                 outcome.refused.append((proposal_id, str(exc)))
                 continue
@@ -340,7 +343,8 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
                     "correct it by hand",
                     record_id=record_id,
                 )
-        versions = _compensation(memory, pending, [str(i) for i in accepted.get("created", [])], stamp)
+        created = [str(i) for i in accepted.get("created", [])]
+        versions = _signed(memory, _compensation(memory, pending, created, stamp))
         _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
         made = sorted({v.id for v in versions if v.provenance.ref == f"revert:{proposal_id}"})
         _verdict(memory, REVERTED, pending, stamp, reason=reason, created=made)
@@ -426,6 +430,15 @@ def _restored(
         **fields,
     )
     return memory._signed(record)
+
+
+def _signed(memory: Memory, versions: list[MemoryRecord]) -> list[MemoryRecord]:
+    """Sign every unsigned version with the Home's key, as ``remember`` signs what it writes.
+
+    A version signed already (a correction record, or a record carrying another trusted
+    signer's signature) keeps its signature; without an identity nothing changes.
+    """
+    return [v if v.signature else memory._signed(v) for v in versions]
 
 
 def _put_and_log(
