@@ -15,6 +15,7 @@ expected source is checked against the ranking actually returned.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -98,7 +99,8 @@ def run_demo(
 
     Args:
         home: A new or empty folder for the Home; a fresh temporary folder when None (kept,
-            so you can look at it afterwards).
+            so you can look at it afterwards, unless the input could not be read: then it
+            is removed).
         repo: The git repository to import (default: the current directory) unless ``dataset``.
         dataset: A LoCoMo or LongMemEval JSON file to import instead of a repository.
         echo: Where each output line goes.
@@ -111,9 +113,23 @@ def run_demo(
         RecordError: The input cannot be read (not a git repository, not JSON).
     """
     started = time.perf_counter()
-    root = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="agent-memory-demo-"))
     fmt = detect_format(dataset) if dataset else "git"
     source = dataset if dataset else os.path.abspath(repo or ".")
+    if home is not None:
+        return _walk(Path(home), fmt, source, echo, started)
+    root = Path(tempfile.mkdtemp(prefix="agent-memory-demo-"))
+    try:
+        result = _walk(root, fmt, source, echo, started)
+    except Exception:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    if result.imported.error is not None:
+        shutil.rmtree(root, ignore_errors=True)  # a temporary Home with nothing in it
+    return result
+
+
+def _walk(root: Path, fmt: str, source: str, echo: Callable[[str], None], started: float) -> DemoResult:
+    """The steps of :func:`run_demo` in the Home folder ``root`` (same errors)."""
     step = _Steps(echo)
     step("Make a Home", f"agent-memory init {root}")
     _bm25_only(Home.init(root))

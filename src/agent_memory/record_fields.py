@@ -31,6 +31,8 @@ __all__ = [
     "Scope",
     "State",
     "Transition",
+    "UnknownWordError",
+    "check_plain_text",
     "parse_record_type",
     "require_optional_str",
     "require_str",
@@ -41,7 +43,39 @@ RECORD_ID_PATTERN = re.compile(r"\Amem:[0-9a-f]{32}\Z")
 DIGEST_PATTERN = re.compile(r"\A[0-9a-f]{64}\Z")
 
 
-class RecordType(StrEnum):
+class UnknownWordError(RecordError, ValueError):
+    """A word outside a closed vocabulary: a :class:`RecordError` naming the field and the allowed words.
+
+    Also a ``ValueError``, which is what ``Kind("x")`` raised before, so callers catching
+    that keep working.
+    """
+
+
+# The wire field each vocabulary fills, for the message of a word outside it.
+_FIELD_OF = {
+    "RecordType": "type",
+    "State": "state",
+    "Kind": "kind",
+    "Scope": "scope",
+    "EpistemicStatus": "epistemic_status",
+}
+
+
+class _Vocabulary(StrEnum):
+    """A closed vocabulary whose unknown words raise :class:`UnknownWordError`, not a bare ValueError."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> None:
+        allowed = ", ".join(member.value for member in cls)
+        hint = None
+        if cls.__name__ == "Kind" and isinstance(value, str) and value in _SEED_003_TYPES:
+            hint = f"{value!r} is a record type (seed 003), not a kind: pass it as the type (--type {value})"
+        raise UnknownWordError(
+            f"unknown value {value!r} (one of: {allowed})", field=_FIELD_OF.get(cls.__name__), hint=hint
+        )
+
+
+class RecordType(_Vocabulary):
     """The four record types of seed 001 (wire field ``type``)."""
 
     FACT = "fact"
@@ -50,7 +84,7 @@ class RecordType(StrEnum):
     RULE = "rule"
 
 
-class State(StrEnum):
+class State(_Vocabulary):
     """Lifecycle states, in the origin's declaration order (it orders the legality vectors)."""
 
     ACTIVE = "active"
@@ -59,14 +93,14 @@ class State(StrEnum):
     ARCHIVED = "archived"
 
 
-class Kind(StrEnum):
+class Kind(_Vocabulary):
     """Seed 000's epistemic kind (extension field ``kind``): one current value, or additive."""
 
     STATE = "state"
     KNOWLEDGE = "knowledge"
 
 
-class Scope(StrEnum):
+class Scope(_Vocabulary):
     """Seed 000's Scope of an item (extension field ``scope``)."""
 
     GLOBAL = "global"
@@ -76,7 +110,7 @@ class Scope(StrEnum):
     USER_PREFERENCE = "user-preference"
 
 
-class EpistemicStatus(StrEnum):
+class EpistemicStatus(_Vocabulary):
     """Seed 000's ``epistemic-status-v1`` confidence words (extension ``epistemic_status``)."""
 
     CONFIRMED = "confirmed"
@@ -92,6 +126,35 @@ _SEED_003_TYPES: dict[str, tuple[RecordType, tuple[str, ...]]] = {
     "procedural": (RecordType.PROCEDURE, ()),
     "preference": (RecordType.FACT, ("preference",)),
 }
+
+
+# Invisible characters that drive terminals (ESC starts an escape sequence, CR rewrites the
+# line, BS erases): C0 controls but tab and newline (CR only before LF), DEL, and C1 controls.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+
+
+def check_plain_text(value: str, field: str) -> str:
+    """Return ``value`` unchanged, or refuse a control character in text a person or agent writes.
+
+    The note codec keeps any body byte for byte (DESIGN.md §9), so records read from files and
+    0.1 MemoryFiles may hold anything; this guard is for new input (``remember``,
+    ``supersede`` and their CLI and MCP forms), where a control character is a paste
+    accident or an attempt to hide text from the person reading the note, ``recall`` or
+    ``git diff``. Tabs, newlines and CRLF line ends are plain text.
+
+    Raises:
+        RecordError: ``value`` holds a C0 control other than tab and newline (a CR only as
+            part of CRLF), DEL or a C1 control; the message names ``field``, the character
+            (``U+0007``) and its 1-based position.
+    """
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise RecordError(
+            f"holds the control character U+{ord(found.group()[0]):04X} at character "
+            f"{found.start() + 1}: remove it (tabs and line breaks are fine)",
+            field=field,
+        )
+    return value
 
 
 def parse_record_type(word: str) -> tuple[RecordType, tuple[str, ...]]:

@@ -39,6 +39,7 @@ from agent_memory.record_fields import (
     Scope,
     State,
     Transition,
+    check_plain_text,
     parse_record_type,
     require_optional_str,
     require_str,
@@ -65,6 +66,7 @@ __all__ = [
     "Scope",
     "State",
     "Transition",
+    "check_plain_text",
     "compute_record_id",
     "parse_record_type",
 ]

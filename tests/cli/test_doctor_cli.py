@@ -23,6 +23,10 @@ def test_doctor_on_a_healthy_home_exits_0_and_prints_the_conformance_table(cli: 
     assert report["healthy"] is True and report["fixed"] == []
     assert report["conformance"]["level"] == "memory:L1"
     assert len(report["conformance"]["checklist"]) == 21
+    # Item 21.20 says what migrate does now: it carries withdrawal controls, it no longer refuses.
+    [portability] = [line for line in out.splitlines() if "exports carry controls" in line]
+    assert "migrate carries them, in log order, before any record" in portability
+    assert "refuses" not in portability
 
 
 def test_doctor_fix_re_renders_a_stale_view_and_leaves_an_edited_archive_alone(cli: Cli, home: Path) -> None:

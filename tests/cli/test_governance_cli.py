@@ -135,6 +135,30 @@ def test_review_lists_quarantine_from_log_events_and_approve_reject_are_logged(c
     assert result.returncode == 3 and "mem:" + "0" * 32 in result.stderr
 
 
+def test_approving_a_record_that_is_not_quarantined_is_an_error_and_logs_nothing(cli: Cli) -> None:
+    home = bm25_home(cli)
+    mine = remember(home, "Deploys need two approvals.", source="session-2")
+    web = remember(home, "The API limit is 100/min.", source="web", taint=["external"])
+    cli.ok("approve", web, "--home", str(home))
+    log = home / "log"
+    before = snapshot(log)
+    refusals = (
+        (mine, "it is not tainted, so it was never quarantined and needs no approval"),
+        (web, "it is already approved"),
+    )
+    for record_id, why in refusals:
+        result = cli("approve", record_id, "--home", str(home))
+        assert result.returncode == 3, result
+        first, hint = result.stderr.splitlines()
+        assert first == f"agent-memory: error: {record_id}: verdict: nothing to approve: {why}"
+        assert hint == "hint: `agent-memory review` lists the quarantined records"
+        assert result.stdout == ""
+    assert snapshot(log) == before, "a refused approval logs nothing"
+    # A rejection is lifted by a later approval: that one is a change, so it is logged.
+    cli.ok("reject", mine, "--reason", "wrong", "--home", str(home))
+    assert cli.ok("approve", mine, "--home", str(home)) == f"approved {mine} (by owner)\n"
+
+
 def test_a_withdrawal_leaves_the_rendered_views_at_once_and_a_hand_edited_view_is_a_warning(cli: Cli) -> None:
     home = bm25_home(cli)
     gone = remember(home, "Falcon-7 guards the gate.", source="session-1")

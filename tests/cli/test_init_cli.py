@@ -122,3 +122,25 @@ def test_init_refuses_an_unknown_time_zone_before_creating_anything(cli: Cli) ->
     assert result.returncode == 3
     assert result.stderr.splitlines()[0] == "agent-memory: error: timezone: unknown time zone 'Mars/Olympus'"
     assert not (cli.root / "mem").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("init", ""), "'[PATH]'"),
+        (("init", "   "), "'[PATH]'"),
+        (("init", "--home", ""), "'--home'"),
+        (("init-key", "--home", ""), "'--home'"),
+        (("status", "--home", ""), "'--home'"),
+        (("remember", "A fact.", "--home", ""), "'--home'"),
+    ],
+)
+def test_an_empty_path_is_a_usage_error_naming_it_and_creates_nothing(
+    cli: Cli, args: tuple[str, ...], named: str
+) -> None:
+    before = snapshot(cli.root)
+    result = cli(*args)
+    assert result.returncode == 2, result
+    assert f"Invalid value for {named}: must not be empty" in result.stderr
+    assert not (cli.root / "memory").exists(), "an empty path never means ./memory"
+    assert snapshot(cli.root) == before

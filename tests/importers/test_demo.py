@@ -79,3 +79,19 @@ def test_the_demo_on_locomo_answers_from_the_imported_sessions(tmp_path: Path) -
     assert any(".cache" in p.parts for p in files)
     home_text = "\n".join(p.read_bytes().decode("utf-8", "replace") for p in files)
     assert "answer_" not in home_text and "has_answer" not in home_text
+
+
+def test_a_demo_whose_input_cannot_be_read_leaves_no_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (tmp_path / "bad.json").write_text('{"bad": 1}', encoding="utf-8")
+    (tmp_path / "plain").mkdir()  # not a git repository
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    for kwargs in ({"dataset": str(tmp_path / "bad.json")}, {"repo": str(tmp_path / "plain")}):
+        try:
+            run_demo(echo=lambda line: None, **kwargs)
+        except Exception:  # noqa: BLE001 - a bad input may raise or report; either way no folder stays
+            pass
+    assert list(scratch.iterdir()) == []

@@ -62,3 +62,16 @@ def test_trust_is_refused_for_a_memory_file(tmp_path: Path) -> None:
     done = run(tmp_path, "import", "--trust", "some.memory.json")
     assert done.returncode == 2
     assert "--trust is for --from locomo" in done.stderr and "signer" in done.stderr
+
+
+def test_a_markdown_import_of_a_file_that_is_not_markdown_fails_naming_it(tmp_path: Path) -> None:
+    make_home(tmp_path)
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# Notes\n\nhello\n", encoding="utf-8")
+    before = sorted(p.name for p in (tmp_path / "h" / "notes").rglob("*"))
+    refused = run(tmp_path, "import", "--home", "h", "--from", "markdown", "notes.txt")
+    assert refused.returncode == 1, refused
+    assert "notes.txt: is not a Markdown file (.md or .markdown)" in refused.stderr
+    assert sorted(p.name for p in (tmp_path / "h" / "notes").rglob("*")) == before
+    done = run(tmp_path, "import", "--home", "h", "--from", "markdown", "notes.md")
+    assert done.returncode == 0 and "read 1, added 1" in done.stdout, done

@@ -220,6 +220,24 @@ def test_porcelain_errors_come_back_as_one_line_tool_errors_and_change_nothing(s
     assert after == before
 
 
+def test_a_control_character_in_a_written_text_is_refused_naming_the_argument(servers: Servers) -> None:
+    client = servers.trusted
+    target = client.ok("remember", text="The wiki is at wiki.internal", source="onboarding")["record_id"]
+    before = stored(servers.home)
+    refused = {
+        "text": client.error("remember", text="Deploys \x1b[8mhidden\x1b[0m are fine"),
+        "subject": client.error("remember", text="A", kind="state", subject="host:\x07staging"),
+        "tags": client.error("remember", text="A fact", tags=["ops\x00"]),
+        "source": client.error("remember", text="A fact", source="chat\rspoofed"),
+        "supersede text": client.error("supersede", old_id=target, text="wiki\x08", reason="typo"),
+    }
+    for field, text in refused.items():
+        assert f"{field.split()[-1]}: holds the control character U+00" in text, (field, text)
+    assert stored(servers.home) == before
+    kept = client.ok("remember", text="Columns:\tname\tvalue\r\nline two", source="paste")
+    assert kept["deduped"] is False
+
+
 def test_arguments_outside_the_schema_are_refused_before_the_porcelain_runs(servers: Servers) -> None:
     client = servers.trusted
     before = stored(servers.home)

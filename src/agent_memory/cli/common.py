@@ -11,18 +11,41 @@ import click
 if TYPE_CHECKING:
     from agent_memory.home import Home
 
-__all__ = ["commit_home", "echo_json", "home_option", "json_option", "open_home", "scope_options"]
+__all__ = [
+    "commit_home",
+    "echo_json",
+    "home_option",
+    "json_option",
+    "non_empty_path",
+    "open_home",
+    "scope_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def non_empty_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback: refuse an empty or blank path, which would otherwise mean ``./memory``.
+
+    Raises:
+        click.BadParameter: ``value`` is ``""`` or only spaces (the message names the parameter).
+    """
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty (leave it out to use the default)")
+    return value
+
+
 def home_option(func: F) -> F:
-    """Add ``--home PATH`` (default ``$AGENT_MEMORY_HOME``, then ``./memory``; DESIGN.md §8)."""
+    """Add ``--home PATH`` (default ``$AGENT_MEMORY_HOME``, then ``./memory``; DESIGN.md §8).
+
+    An empty ``--home ""`` is a usage error (exit status 2), never the default Home.
+    """
     return click.option(
         "--home",
         "home",
         metavar="PATH",
         default=None,
+        callback=non_empty_path,
         help="The Home folder [default: $AGENT_MEMORY_HOME, else ./memory].",
     )(func)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from agent_memory.cli.common import non_empty_path
+
 __all__ = ["demo"]
 
 
@@ -13,6 +15,7 @@ __all__ = ["demo"]
     "home",
     metavar="PATH",
     default=None,
+    callback=non_empty_path,
     help="A new or empty folder for the demo Home [default: a fresh temporary folder, kept].",
 )
 @click.option(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, json_option
+from agent_memory.cli.common import echo_json, json_option, non_empty_path
 
 
 @click.command()
-@click.argument("path", required=False, type=click.Path(path_type=str))
-@click.option("--home", "home", metavar="PATH", default=None, help="Same as PATH.")
+@click.argument("path", required=False, type=click.Path(path_type=str), callback=non_empty_path)
+@click.option("--home", "home", metavar="PATH", default=None, callback=non_empty_path, help="Same as PATH.")
 @click.option(
     "--timezone", metavar="ZONE", default=None, help="IANA time zone for local days [default: system]."
 )
@@ -31,7 +31,8 @@ def init(
     Lays out memory.toml, MEMORY.md, conventions.md, inbox.md, notes/, archive/, log/,
     proposals/, topics/, golden.yaml and .cache/; creates the Home's key pair outside the
     folder (mode 0600); makes the folder a git repository with a first commit unless
-    --no-git. Fails if the folder is already a Home or is not empty.
+    --no-git. Fails if the folder is already a Home or is not empty, and an empty PATH
+    is a usage error (it never means the default).
     """
     from agent_memory.home import Home, resolve_home
     from agent_memory.signing import address_of
@@ -55,7 +56,12 @@ def init(
 
 @click.command(name="init-key")
 @click.option(
-    "--home", "home", metavar="PATH", default=None, help="The Home [default: $AGENT_MEMORY_HOME, ./memory]."
+    "--home",
+    "home",
+    metavar="PATH",
+    default=None,
+    callback=non_empty_path,
+    help="The Home [default: $AGENT_MEMORY_HOME, ./memory].",
 )
 def init_key(home: str | None) -> None:
     """Create a new key pair for a Home whose key file is lost (memory.toml [identity] key_file).

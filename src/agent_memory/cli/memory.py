@@ -29,6 +29,15 @@ def _default_source() -> str:
     return f"cli:{user}@{datetime.now().astimezone().date().isoformat()}"
 
 
+def _plain(**texts: str | tuple[str, ...] | None) -> None:
+    """Refuse a control character in any of ``texts`` (field name -> value), naming the field."""
+    from agent_memory.records import check_plain_text
+
+    for field, value in texts.items():
+        for text in (value,) if isinstance(value, str) else value or ():
+            check_plain_text(text, field)
+
+
 def _time(value: str | None, option: str) -> datetime | None:
     if value is None:
         return None
@@ -83,8 +92,11 @@ def remember(
     """Remember TEXT and print the record id.
 
     An identical live record is not copied (deduped). A state record with the subject of a
-    live one supersedes it when newer and untainted, and otherwise opens a dispute.
+    live one supersedes it when newer and untainted, and otherwise opens a dispute. Control
+    characters (other than tabs and line breaks) in TEXT, --subject, --tag or --source are
+    refused, naming the field; nothing is written.
     """
+    _plain(text=text, subject=subject, tags=tags, source=source)
     with _open(home) as memory:
         result = memory.remember(
             text,
@@ -139,7 +151,14 @@ def recall(
     home: str | None,
     as_json: bool,
 ) -> None:
-    """Recall what the Home knows about QUERY, within a token budget, as dated, sourced testimony."""
+    """Recall what the Home knows about QUERY, within a token budget, as dated, sourced testimony.
+
+    Prints the prompt block (one dated, sourced line per record, disputes grouped), then one
+    line per record in rank order: its rank, id, kind/state (and review state when there is
+    one), score and the reasons it was included. When nothing matches, the block says so and
+    a one-line note goes to stderr; the exit status is still 0. --json prints the records
+    with the same fields (DESIGN.md §8).
+    """
     with _open(home) as memory:
         result = memory.recall(
             query,
@@ -153,8 +172,21 @@ def recall(
         )
     if as_json:
         echo_json(result.to_json())
-    else:
-        click.echo(result.as_prompt_block())
+        return
+    click.echo(result.as_prompt_block())
+    if not result.records:
+        click.echo(f"agent-memory: no records matched {' '.join(query.split())!r}", err=True)
+        return
+    click.echo()
+    width = len(str(len(result.records)))
+    for rank, item in enumerate(result.records, start=1):
+        record = item.record
+        label = f"{record.effective_kind.value}/{record.state.value}"
+        if str(item.review) != "none":
+            label += f"/{item.review}"
+        click.echo(
+            f"{rank:>{width}}. {record.id}  {label}  score {item.score:.3f}  {'; '.join(item.reasons)}"
+        )
 
 
 @click.command()
@@ -174,7 +206,11 @@ def supersede(
     home: str | None,
     as_json: bool,
 ) -> None:
-    """Replace the active record OLD_ID with a new record of TEXT (same kind, subject, namespace)."""
+    """Replace the active record OLD_ID with a new record of TEXT (same kind, subject, namespace).
+
+    Control characters (other than tabs and line breaks) in TEXT or --source are refused.
+    """
+    _plain(text=text, source=source)
     with _open(home) as memory:
         result = memory.supersede(
             old_id, text, source=source or _default_source(), reason=reason, expected_version=expected_version

@@ -27,8 +27,25 @@ from agent_memory.cli.common import home_option
     metavar="NAME",
     help="Agent name: writes act as agent:NAME and default their source to mcp:NAME@<date>.",
 )
+# The default is agent_memory.mcp.commits.COMMIT_DELAY, repeated: that package needs the SDK.
+@click.option(
+    "--commit-delay",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Commit writes to the Home's git repository once no write has come for this long.",
+)
 @home_option
-def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str, home: str | None) -> None:
+def serve(
+    http: bool,
+    host: str,
+    port: int,
+    taints: tuple[str, ...],
+    agent: str,
+    commit_delay: float,
+    home: str | None,
+) -> None:
     """Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).
 
     Tools: remember, recall, status, supersede, resolve, review (stale marks only),
@@ -36,8 +53,10 @@ def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str,
     nas_remember and nas_recall. With --taint, writes are quarantined and supersede,
     resolve, review, reinstate, redact and consolidate (except dry runs) are refused;
     over HTTP a connection adds taint with the X-Agent-Memory-Taint header. Resources:
-    MEMORY.md, conventions.md and index.md of the Home. See docs/mcp.md. Needs the mcp
-    extra: pip install 'agent-memory[mcp]'.
+    MEMORY.md, conventions.md and index.md of the Home. When the Home is a git
+    repository, writes are committed while the server runs, after --commit-delay seconds
+    without a write (and at least every 30 s), and the rest when it stops. See
+    docs/mcp.md. Needs the mcp extra: pip install 'agent-memory[mcp]'.
     """
     from agent_memory.errors import AgentMemoryError
 
@@ -49,4 +68,4 @@ def serve(http: bool, host: str, port: int, taints: tuple[str, ...], agent: str,
         raise AgentMemoryError(f"cannot start the MCP server: {exc}") from None
     if http:
         click.echo(f"agent-memory: serving MCP at http://{host}:{port}/mcp", err=True)
-    run(home, agent=agent, taint=taints, http=http, host=host, port=port)
+    run(home, agent=agent, taint=taints, http=http, host=host, port=port, commit_delay=commit_delay)

@@ -79,8 +79,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
 @click.option(
     "--trust",
     is_flag=True,
-    help="Vouch for an openclaw, claude-code, basic-memory or markdown input: its records are not "
-    "tainted external (by default they are quarantined until approved).",
+    help="Vouch for the input (any --from format but memory-file): its records are not tainted "
+    "external (by default they are quarantined until approved).",
 )
 @home_option
 @json_option
@@ -101,6 +101,8 @@ def import_(
     (source git:<sha>) and README / docs/*.md become notes sourced to file and line range.
     Every item goes through remember (secrets screening, dedup, log), so importing again
     adds nothing. A file that cannot be read is reported and the others still import.
+    Imported records arrive tainted external (quarantined until approved: a conversation or
+    a commit message can carry instructions) unless --trust is given.
 
     With --from openclaw / claude-code / basic-memory / markdown PATH is a folder (or one
     file) of another tool's Markdown memory: records cite FILE#L<first>-L<last>, and arrive
@@ -125,8 +127,8 @@ def import_(
         return
     if trust:
         raise click.UsageError(
-            "--trust is for --from openclaw, claude-code, basic-memory or markdown; "
-            "a MemoryFile is trusted by its signer (memory.toml [trust])"
+            "--trust is for --from locomo, longmemeval, git, openclaw, claude-code, basic-memory or "
+            "markdown; a MemoryFile is trusted by its signer (memory.toml [trust])"
         )
     opened = open_home(home)
     store, log = opened.store(), opened.log()
@@ -180,6 +182,9 @@ def import_(
                 "withdrawn": report.withdrawn,
                 "controls_added": report.controls_added,
                 "controls_refused": report.controls_refused,
+                "superseded": report.superseded,
+                "disputed": report.disputed,
+                "held_back": report.held_back,
             }
         )
         if not as_json:
@@ -194,6 +199,11 @@ def import_(
                 )
             for control_id, why in report.controls_refused.items():
                 click.echo(f"{path}: reinstatement {control_id} not applied: {why}", err=True)
+            for new_id, held_id in [*report.superseded.items(), *report.disputed.items()]:
+                done = "superseded" if new_id in report.superseded else "disputes (review it)"
+                click.echo(f"{path}: state value {new_id} {done} {held_id}")
+            for record_id, why in report.held_back.items():
+                click.echo(f"{path}: state value {record_id} held back: {why}", err=True)
     if as_json:
         echo_json(results)
     if failed:

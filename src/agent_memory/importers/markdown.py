@@ -317,8 +317,15 @@ def read_markdown(path: str, *, zone: tzinfo, limit: int | None = None) -> Itera
         limit: At most this many files; all when None.
 
     Raises:
-        RecordError: ``path`` does not exist (a bad file is yielded as a :class:`Problem`).
+        RecordError: ``path`` does not exist, or is a file that is not ``.md`` / ``.markdown``
+            (a bad file in a folder is yielded as a :class:`Problem`).
     """
+    if not os.path.isdir(resolve_root(path)) and not path.lower().endswith(_EXTENSIONS):
+        raise RecordError(
+            "is not a Markdown file (.md or .markdown)",
+            path=path,
+            hint="pass a Markdown file or a folder of notes, or name this file's format with --from",
+        )
     for found in source_files(path, limit=limit):
         if isinstance(found, Problem):
             yield found

@@ -4,7 +4,9 @@ Built on the official SDK (``mcp`` 2.x, :class:`mcp.server.mcpserver.MCPServer`)
 (default) or streamable HTTP bound to 127.0.0.1 (issue 8 item 3; DESIGN.md §8 ``serve``).
 :class:`Session` fixes, for the whole server, the actor (``agent:<name>``) and the taint that
 every write inherits (a connection may add labels: :mod:`.calls`); resources are read from
-the Home at request time and never written.
+the Home at request time and never written. While the server runs, a
+:class:`~agent_memory.mcp.commits.Committer` commits the Home's writes to git after each burst
+of write tool calls.
 
 Invariant: every tool's input schema is a closed object (``additionalProperties: false``)
 and the server enforces it, so a misspelt argument is an error naming it, never silently
@@ -22,14 +24,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ConfigDict
 
 from agent_memory.errors import AgentMemoryError
 from agent_memory.mcp.calls import LABEL
+from agent_memory.mcp.commits import COMMIT_DELAY, Committer
 from agent_memory.mcp.tools import Tools
 from agent_memory.memory import Memory
 
@@ -107,18 +112,52 @@ def _resource_reader(root: Path, name: str) -> Callable[[], str]:
     return read
 
 
-def build_server(memory: Memory, session: Session) -> MCPServer:
+class _Server(MCPServer):
+    """The SDK's server, calling ``after_write`` once each call of a tool that may write has ended."""
+
+    def __init__(
+        self, *args: Any, writes: frozenset[str], after_write: Callable[[], None], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._writes = writes
+        self._after_write = after_write
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            # Also after a failed call: it may have written before failing, and a call that
+            # wrote nothing costs the committer one read of the log's head.
+            if name in self._writes:
+                self._after_write()
+
+
+def build_server(
+    memory: Memory, session: Session, *, after_write: Callable[[], None] | None = None
+) -> MCPServer:
     """Return an MCP server whose tools call ``memory`` as ``session`` (not yet running).
 
     Tools: every entry of :meth:`Tools.table` (remember, recall, status, supersede, resolve,
     review, consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
     nas_remember/nas_recall), each with annotations, a closed input schema and an output schema.
     Resources: ``memory://home/<name>`` for each of :data:`RESOURCES`, read at request time.
+
+    Args:
+        memory: The porcelain every tool calls.
+        session: Who the calls act as.
+        after_write: Called (on the server's event loop, so it must not block) after each
+            call of a tool that is not read-only, whether it succeeded or not; ``serve``
+            passes :meth:`Committer.wrote <agent_memory.mcp.commits.Committer.wrote>`.
     """
     from importlib.metadata import version
 
     tools: list[Tool] = []
+    writes: set[str] = set()
     for name, title, fn, hints in Tools(memory, session).table():
+        if not hints.read_only_hint:
+            writes.add(name)
         # One line per paragraph: the docstring's wrapping is for the source, not for the model.
         copy = "\n\n".join(
             " ".join(part.split()) for part in inspect.cleandoc(fn.__doc__ or "").split("\n\n")
@@ -129,18 +168,24 @@ def build_server(memory: Memory, session: Session) -> MCPServer:
             fn, name=name, title=title, description=copy, annotations=hints, structured_output=True
         )
         tools.append(_closed(tool))
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "agent-memory",
         version=version("agent-memory"),
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         tools=tools,
+        writes=frozenset(writes),
+        after_write=after_write or _nothing,
     )
     for name, description in RESOURCES.items():
         server.resource(
             f"memory://home/{name}", name=name, description=description, mime_type="text/markdown"
         )(_resource_reader(session.home, name))
     return server
+
+
+def _nothing() -> None:
+    return None
 
 
 def _closed(tool: Tool) -> Tool:
@@ -162,6 +207,7 @@ def serve(
     http: bool = False,
     host: str = "127.0.0.1",
     port: int = 8000,
+    commit_delay: float = COMMIT_DELAY,
 ) -> None:
     """Open the Home and serve it over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
@@ -169,10 +215,12 @@ def serve(
     derived state is saved on the way out. HTTP binds to 127.0.0.1 by default, with the SDK's
     DNS-rebinding protection on for loopback hosts. ``taint`` applies to every connection; over
     HTTP a connection may add labels with the ``X-Agent-Memory-Taint`` header (:mod:`.calls`).
+    While it runs, writes are committed to the Home's git repository once no write tool has
+    been called for ``commit_delay`` seconds (:mod:`.commits`); the rest when it stops.
 
     Raises:
         ConfigError: ``home`` is not a Home.
-        AgentMemoryError: A malformed agent name or taint label.
+        AgentMemoryError: A malformed agent name or taint label, or a negative ``commit_delay``.
     """
     from agent_memory.home import Home, resolve_home
 
@@ -180,12 +228,16 @@ def serve(
     session = Session(opened.root.resolve(), agent, tuple(taint), opened.settings.zone)
     memory = Memory.open(opened.root, actor=session.actor, taint=session.taint, source_kind="mcp")
     try:
-        server = build_server(memory, session)
-        with _stopped_by_signals():
-            if http:
-                server.run("streamable-http", host=host, port=port)
-            else:
-                server.run()
+        committer = Committer(opened, memory.log, delay=commit_delay)
+        try:
+            server = build_server(memory, session, after_write=committer.wrote)
+            with _stopped_by_signals():
+                if http:
+                    server.run("streamable-http", host=host, port=port)
+                else:
+                    server.run()
+        finally:
+            committer.close()
     finally:
         memory.close()
 
