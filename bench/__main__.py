@@ -54,6 +54,7 @@ PLANS: dict[str, tuple[list[str], list[str]]] = {
     "mcp_load": ([], ["--seconds", "5", "--clients", "4", "--solo-seconds", "3"]),
     "embedders": (["--write"], ["--conversations", "1", "--sentences", "128"]),
     "cli": ([], ["--runs", "3", "--records", "1000"]),
+    "commits": ([], ["--sizes", "0", "500", "--writes", "3"]),
     "soak": ([], ["--fuzz", "2000", "--interface", "200", "--kills", "5", "--remembers", "20"]),
 }
 
