@@ -8,7 +8,6 @@ to a default. Settings are read with the standard library's ``tomllib`` (TOML 1.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +19,11 @@ from agent_memory.governance.actors import Actors
 from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.jobs.distill_llm import LLMSettings
 from agent_memory.search.recipes import SearchSettings
+from agent_memory.wire import toml_string
 
 __all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
 _TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets", "llm"}
 
 
@@ -145,29 +144,22 @@ class Settings:
 
     def to_toml(self) -> str:
         """Render the settings as the commented ``memory.toml`` template ``init`` writes."""
-        signers = ", ".join(f'"{s}"' for s in self.trusted_signers)
+        signers = ", ".join(toml_string(s) for s in self.trusted_signers)
         llm = "\n" + self.llm.to_toml() if self.llm is not None else ""
         return (
             "# agent-memory Home settings. See docs for every key; unknown keys are refused.\n"
-            f'format = "{self.format}"\n'
-            f'home_id = "{self.home_id}"\n'
+            f"format = {toml_string(self.format)}\n"
+            f"home_id = {toml_string(self.home_id)}\n"
             "# IANA time zone that decides the local day of inbox ids and archive files.\n"
-            f'timezone = "{self.timezone}"\n'
+            f"timezone = {toml_string(self.timezone)}\n"
             "\n[identity]\n"
             "# The Home's Ed25519 key pair; kept outside the Home so it is never committed.\n"
-            f'key_file = "{_toml_escape(str(self.key_file))}"\n'
+            f"key_file = {toml_string(str(self.key_file))}\n"
             "\n" + self.actors.to_toml() + "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
             "\n" + self.secrets.to_toml() + "\n" + self.search.to_toml() + llm
         )
-
-
-def _toml_escape(text: str) -> str:
-    # A TOML basic string holds no raw control character: escape them, or the file written
-    # could not be read back (a key file path read from TOML may hold any of them).
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
 def _table(data: dict[str, Any], key: str, allowed: set[str], name: str) -> dict[str, Any]:

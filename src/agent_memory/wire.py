@@ -46,13 +46,41 @@ def canonical_json(value: Any) -> bytes:
     Sorted keys, no whitespace, raw UTF-8, the whole text NFC-normalised; floats refused.
 
     Raises:
-        RecordError: The value holds a float, NaN, a lone surrogate or a non-JSON type.
+        RecordError: The value holds a float, NaN, a lone surrogate or a non-JSON type, or a
+            control character directly followed by a combining mark (NFC would merge the mark
+            with the last letter of the character's escape, and the bytes would not be JSON).
     """
     check_json_value(value, "value")
     try:
-        return _fg_canonical_json(value)
+        data = _fg_canonical_json(value)
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise RecordError(f"not canonical JSON: {exc}") from exc
+    if _ESCAPE_THEN_MARK.search(data):
+        _check_escapes(data)
+    return data
+
+
+# The scheme normalises the JSON *text*, so a combining mark right after an escape sequence
+# (a newline, then U+0303) composes with the escape's last letter (a backslash, then ñ): not JSON.
+# Valid JSON never has a non-ASCII byte right after a backslash or inside ``\uXXXX``.
+_ESCAPE_THEN_MARK = re.compile(rb"\\(?:u[0-9a-fA-F]{0,3})?[\x80-\xff]")
+
+
+def _check_escapes(data: bytes) -> None:
+    """Refuse canonical bytes that NFC made invalid JSON (a string with an escape, then a combining mark).
+
+    Raises:
+        RecordError: The value holds a control character directly followed by a combining
+            mark, which the canonical scheme (fg-agent-id, NFC over the JSON text) cannot
+            write as JSON (found by the MemoryFile fuzzer of issue 11's soak).
+    """
+    try:
+        json.loads(data)
+    except ValueError:
+        raise RecordError(
+            "not canonical JSON: a string has a control character directly followed by a"
+            " combining mark (such as a newline, then U+0303), which the canonical form cannot write"
+        ) from None
 
 
 def utc_now() -> datetime:
@@ -67,8 +95,14 @@ def truncate_ms(value: datetime) -> datetime:
 
 
 def format_timestamp(value: datetime) -> str:
-    """Render an aware datetime as the canonical wire string ``2026-01-01T00:00:00.000Z``."""
-    return str(_fg_canonical_timestamp(value))
+    """Render an aware datetime as the canonical wire string ``2026-01-01T00:00:00.000Z``.
+
+    Years below 1000 get their four digits (``0090-…``): the origin's formatter leaves them
+    unpadded (``strftime``), which no ISO-8601 reader takes back (note fuzzer, issue 11 soak).
+    """
+    stamp = str(_fg_canonical_timestamp(value))
+    year, dash, rest = stamp.partition("-")
+    return f"{int(year):04d}{dash}{rest}" if len(year) < 4 else stamp
 
 
 def parse_timestamp(value: Any, field: str, *, strict: bool = False) -> datetime:
@@ -192,6 +226,47 @@ def _check_text(value: str, field: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise RecordError("contains a lone surrogate, which UTF-8 cannot encode", field=field) from None
+    for match in _CONTROL.finditer(value):
+        # The escape JSON writes for it (\n, \u001a), then the combining marks after it: NFC
+        # over the JSON text would compose the escape's last letter with one of them.
+        escape = json.dumps(match.group())[1:-1]
+        end = match.end()
+        while end < len(value) and unicodedata.combining(value[end]):
+            end += 1
+        if end > match.end() and not unicodedata.normalize(
+            "NFC", escape + value[match.end() : end]
+        ).startswith(escape):
+            raise RecordError(
+                f"a control character ({match.group()!r}) directly followed by a combining mark"
+                f" ({value[match.end()]!r}) cannot be written as canonical JSON",
+                field=field,
+            )
+
+
+# A control character (which JSON escapes) followed by a non-ASCII one: the only candidates.
+_CONTROL = re.compile(r"[\x00-\x1f](?=[^\x00-\x7f])")
+
+
+def toml_string(text: str) -> str:
+    """Return ``text`` as a quoted TOML basic string that every TOML reader reads back as ``text``.
+
+    Backslash and quote are escaped, and every character TOML forbids raw in a basic string
+    (U+0000 to U+001F and U+007F) is written as a ``u`` escape of four hex digits; everything else stays
+    as it is (characters beyond the BMP included, never as surrogate escapes). Used by every
+    ``to_toml`` that writes ``memory.toml`` (found by the ``memory.toml`` fuzzer of issue 11's
+    soak: a ``home_id`` holding a quote was written unescaped).
+
+    Args:
+        text: Any string without lone surrogates.
+
+    Returns:
+        The string with its quotes: for ``a"b``, the quote in the middle escaped.
+    """
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _TOML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped) + '"'
+
+
+_TOML_FORBIDDEN = re.compile("[\x00-\x1f\x7f]")
 
 
 def loads_json(data: bytes | str, *, path: str | None = None) -> Any:

@@ -119,5 +119,13 @@ def make_cli(root: Path) -> Cli:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (relative path -> bytes), to prove that nothing changed."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under ``folder`` (relative path -> bytes), to prove that nothing changed.
+
+    The Home's ``.cache/`` is left out: it holds derived state (indexes, the write-keys table)
+    that any opening may rebuild, never what was stored.
+    """
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.relative_to(folder).parts[0] != ".cache"
+    }

@@ -21,13 +21,15 @@ import subprocess
 import tempfile
 import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from random import Random, SystemRandom
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_memory.home import Home
 from agent_memory.log.sqlite import SQLiteLog
@@ -87,6 +89,43 @@ def fuzz_settings(examples: int = FUZZ_EXAMPLES) -> Any:
             HealthCheck.filter_too_much,
         ],
     )
+
+
+SEED_ENV = "AGENT_MEMORY_SOAK_SEED"
+
+
+def fuzz_inputs(examples: int = FUZZ_EXAMPLES) -> Callable[[Callable[[Random], None]], Callable[[], None]]:
+    """Decorate ``body(rng)``, one generated input per call, into a function that runs ``examples`` inputs.
+
+    In CI each input's ``Random`` comes from Hypothesis (:func:`fuzz_settings`,
+    ``st.randoms``). In the soak (``AGENT_MEMORY_SOAK=1``) the inputs come from a plain loop
+    over ``Random(base + n)`` for ``n`` below ``examples``: the generators of
+    :mod:`fuzz_inputs` draw everything from that one ``Random``, so Hypothesis adds nothing
+    but its bookkeeping (about 1 ms per input, as much as many of the inputs cost). ``base``
+    is ``AGENT_MEMORY_SOAK_SEED`` when set (to replay a run), random otherwise; a failing
+    input raises ``AssertionError`` naming its seed, the failure chained as its cause.
+    """
+
+    def decorate(body: Callable[[Random], None]) -> Callable[[], None]:
+        if not SOAK:
+            seeded = given(rng=st.randoms(use_true_random=True))(body)
+            run: Callable[[], None] = fuzz_settings(examples)(seeded)
+            return run
+
+        def loop() -> None:
+            given_seed = os.environ.get(SEED_ENV, "")
+            base = int(given_seed) if given_seed else SystemRandom().randrange(2**40)
+            for number in range(examples):
+                try:
+                    body(Random(base + number))  # noqa: S311 - test input, replayable by design
+                except Exception as exc:
+                    raise AssertionError(
+                        f"fuzz input {number} failed; replay it with {SEED_ENV}={base + number}"
+                    ) from exc
+
+        return loop
+
+    return decorate
 
 
 def record_figures(test: str, **figures: Any) -> None:

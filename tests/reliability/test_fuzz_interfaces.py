@@ -20,8 +20,6 @@ from typing import Any
 import pytest
 from fuzz_inputs import query as fuzz_query
 from fuzz_inputs import text as fuzz_text
-from hypothesis import given
-from hypothesis import strategies as st
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from pydantic import ValidationError
@@ -30,7 +28,7 @@ from reliability_kit import (
     STORE_KINDS,
     T0,
     fuzz_folder,
-    fuzz_settings,
+    fuzz_inputs,
     make_home,
     memory_over,
     record_figures,
@@ -49,7 +47,6 @@ SEED_TEXTS = (
     ("The old lighthouse keeps the backup tapes.", None, None),
     ('Quotes "like this" and NEAR(a b) and col:x are just words here.', None, None),
 )
-seeds = st.randoms(use_true_random=True)
 
 
 _ZONES = (UTC, timezone(timedelta(hours=9)))
@@ -107,8 +104,7 @@ def filled(request: pytest.FixtureRequest) -> Iterator[Memory]:
 def test_any_query_is_searched_literally_and_changes_nothing_stored(filled: Memory) -> None:
     outcomes: Counter[str] = Counter()
 
-    @fuzz_settings(INTERFACE_EXAMPLES)
-    @given(rng=seeds)
+    @fuzz_inputs(INTERFACE_EXAMPLES)
     def run(rng: Random) -> None:
         query = fuzz_query(rng)
         # About one call in five is invalid (a budget or k below 1, a naive time): refused.
@@ -300,8 +296,7 @@ def test_any_tool_call_is_refused_cleanly_or_answers_in_its_schema(bench: ToolBe
     outcomes: Counter[str] = Counter()
     home = bench.folder / "home"
 
-    @fuzz_settings(INTERFACE_EXAMPLES)
-    @given(rng=seeds)
+    @fuzz_inputs(INTERFACE_EXAMPLES)
     def run(rng: Random) -> None:
         held = bench.ids()
         known = {name: list(metadata.arg_model.model_fields) for name, (_, metadata) in bench.table.items()}

@@ -19,9 +19,7 @@ from random import Random
 import pytest
 from fuzz_inputs import inbox_text, memory_file, note_file, toml_text
 from fuzz_inputs import text as fuzz_text
-from hypothesis import given
-from hypothesis import strategies as st
-from reliability_kit import T0, fuzz_folder, fuzz_settings, make_home, record_figures, snapshot
+from reliability_kit import T0, fuzz_folder, fuzz_inputs, make_home, record_figures, snapshot
 
 from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.home import Home
@@ -38,8 +36,6 @@ from agent_memory.transfer import import_memory_file
 from strategies import KEYS
 
 NOTE_ID = "mem:0123456789abcdef0123456789abcdef"
-# One seeded Random per input (see fuzz_inputs): a failure names the seed that replays it.
-seeds = st.randoms(use_true_random=True)
 HEADER = re.compile(r"\A# Inbox \d{4}-\d{2}-\d{2}\Z")
 
 
@@ -73,8 +69,7 @@ def test_any_note_file_parses_or_is_refused_and_reading_it_changes_nothing(scrat
     target = scratch / "notes" / NOTE_ID[4:] / "000001.md"
     target.parent.mkdir(parents=True, exist_ok=True)
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         data = note_file(rng)
         try:
@@ -125,8 +120,7 @@ def test_any_memory_file_imports_whole_or_not_at_all(scratch: Path, import_templ
     before = snapshot(root, ("notes", "log"))
     store, log = FileStore(root / "notes"), JsonlLog(root / "log")
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         data, verify = memory_file(rng), rng.random() < 0.5
         trusted = [address_of(KEYS)] if rng.random() < 0.5 else []
@@ -160,8 +154,7 @@ def test_any_memory_file_imports_whole_or_not_at_all(scratch: Path, import_templ
 def test_parsing_an_inbox_accounts_for_every_line_and_never_raises() -> None:
     outcomes: Counter[str] = Counter()
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         text = inbox_text(rng)
         parsed = parse_inbox(text)
@@ -193,8 +186,7 @@ def test_a_capture_appends_a_line_that_reads_back_exactly_or_writes_nothing(inbo
     outcomes: Counter[str] = Counter()
     home = Home.open(inbox_home)
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         text, source = fuzz_text(rng), fuzz_text(rng)
         subject = fuzz_text(rng) if rng.random() < 0.6 else None
@@ -227,8 +219,7 @@ def test_archiving_any_inbox_either_archives_every_item_or_writes_nothing(inbox_
     outcomes: Counter[str] = Counter()
     home = Home.open(inbox_home)
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         text = inbox_text(rng)
         (inbox_home / "inbox.md").write_text(text, encoding="utf-8", newline="")
@@ -261,8 +252,7 @@ def test_any_memory_toml_loads_or_is_refused_with_a_config_error(scratch: Path) 
     path = root / "memory.toml"
     template = path.read_text("utf-8")
 
-    @fuzz_settings()
-    @given(rng=seeds)
+    @fuzz_inputs()
     def run(rng: Random) -> None:
         text = toml_text(rng, template)
         path.write_text(text, encoding="utf-8", errors="surrogatepass")

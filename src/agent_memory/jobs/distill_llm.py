@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from agent_memory.errors import AgentMemoryError, ConfigError
 from agent_memory.jobs.distill_rules import Candidate, Extraction, grounded
 from agent_memory.records import EpistemicStatus, Kind, Scope
+from agent_memory.wire import toml_string
 
 if TYPE_CHECKING:
     from agent_memory.jobs.inbox import InboxItem
@@ -138,10 +139,10 @@ class LLMSettings:
         return (
             "[llm]\n"
             "# An OpenAI-compatible chat endpoint for `agent-memory distill --operator llm`.\n"
-            f"base_url = {json.dumps(self.base_url)}\n"
-            f"model = {json.dumps(self.model)}\n"
+            f"base_url = {toml_string(self.base_url)}\n"
+            f"model = {toml_string(self.model)}\n"
             '# The environment variable holding the API key ("" when the endpoint needs none).\n'
-            f"api_key_env = {json.dumps(self.api_key_env)}\n"
+            f"api_key_env = {toml_string(self.api_key_env)}\n"
             f"timeout_seconds = {self.timeout_seconds}\n"
             f"max_retries = {self.max_retries}\n"
             f"batch_lines = {self.batch_lines}\n"

@@ -42,7 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 from agent_memory.errors import LogError, RecordError
 from agent_memory.wire import canonical_json, check_json_value, format_timestamp, loads_json, parse_timestamp
 
-__all__ = ["ACTIONS", "GENESIS", "Action", "LogEntry", "OperationLog", "check_details"]
+__all__ = ["ACTIONS", "GENESIS", "Action", "LogEntry", "OperationLog", "check_details", "entries_from_time"]
 
 GENESIS = "0" * 64
 """The ``prev`` of the first entry: there is no previous line to hash."""
@@ -295,6 +295,36 @@ def check_details(details: Any) -> dict[str, Any]:
     # entry an append returns equals the one read back from its line.
     copy: dict[str, Any] = json.loads(canonical_json(details))
     return copy
+
+
+def entries_from_time(log: OperationLog, when: datetime) -> Iterator[LogEntry]:
+    """Yield the entries whose ``time`` is ``when`` or later, oldest first, without reading earlier ones.
+
+    Time never goes backwards along the chain, so those entries are a tail of the log: its
+    first seq is found by bisecting seqs, each probe reading one entry through
+    ``entries(since_seq=...)`` (about ``log2(head seq)`` probes; for a
+    :class:`~agent_memory.log.jsonl.JsonlLog` each probe parses about ``log2(bytes)`` lines
+    of one month file). Used where only recent events matter, e.g. the erasure ids of one day.
+
+    Args:
+        log: Any :class:`OperationLog`.
+        when: An aware time.
+
+    Raises:
+        LogError: A line read is not an entry, or a seq is missing (see :meth:`OperationLog.entries`).
+    """
+    head = log.last()
+    if head is None or head.time < when:
+        return
+    lo, hi = 0, head.seq - 1  # the answer: how many entries come before ``when``
+    while lo < hi:
+        mid = (lo + hi) // 2
+        probe = next(iter(log.entries(since_seq=mid)), None)
+        if probe is not None and probe.time < when:
+            lo = mid + 1
+        else:
+            hi = mid
+    yield from log.entries(since_seq=lo)
 
 
 def _check_record_ids(record_ids: Any) -> tuple[str, ...]:

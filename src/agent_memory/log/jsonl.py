@@ -12,6 +12,10 @@ Invariants:
   writes, so several processes (and threads) append without forking the chain. The line
   goes out in one ``O_APPEND`` write and is ``fsync``-ed (and the folder too when a month
   file is new) before :meth:`JsonlLog.append` returns.
+- Reading the tail costs what is read, not the size of the log (issue 10): ``entries(since_seq)``
+  skips earlier month files by their first line and bisects the byte offsets of the month
+  holding ``since_seq`` (:mod:`agent_memory.log.month_file`); ``last()`` reads backwards from
+  the end. Only :meth:`JsonlLog.verify` reads every line.
 - Reading never repairs. A line that is not valid JSON or not an entry is a
   :class:`~agent_memory.errors.LogError` naming the file and line number.
 - A crash mid-append can leave a *torn tail*: a final partial line without its newline in
@@ -31,18 +35,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import ChainCheck, next_entry, read_entry
+from agent_memory.log.month_file import first_seq, last_line, line_number, read_lines, tail_start
 from agent_memory.wire import utc_now
 
 __all__ = ["LOCK_NAME", "JsonlLog"]
 
 LOCK_NAME = ".lock"
 _MONTH_FILE = re.compile(r"\A\d{4}-(0[1-9]|1[0-2])\.jsonl\Z")
-_CHUNK = 8192
 
 
 class JsonlLog:
@@ -91,32 +95,42 @@ class JsonlLog:
     def entries(self, *, since_seq: int = 0) -> Iterator[LogEntry]:
         """Yield the entries with ``seq > since_seq``, oldest first, ignoring a torn tail.
 
-        Month files that end before ``since_seq`` are skipped unread (their successor's
-        first line says where it starts).
+        The cost is what is read, not the size of the log: month files that end before
+        ``since_seq`` are skipped unread (their successor's first line says where it
+        starts), and within the month holding ``since_seq`` the start is found by bisecting
+        byte offsets (:func:`~agent_memory.log.month_file.tail_start`, about ``log2(bytes)``
+        lines parsed). From there every line is parsed strictly and seqs are checked to be
+        contiguous; lines before it are :meth:`verify`'s job.
 
         Raises:
-            LogError: A line is not an entry, a seq is missing, or a file other than the
-                last ends without a newline (naming the file and line number).
+            LogError: A line read is not an entry, a seq is missing, or a file other than
+                the last ends without a newline (naming the file and line number).
         """
         files = self._files()
         start, expected = 0, 1
         for index in range(len(files) - 1, 0, -1):
-            first = _first_seq(files[index])
+            first = first_seq(files[index])
             if first is not None and first <= since_seq + 1:
                 start, expected = index, first
                 break
         for index in range(start, len(files)):
-            path = files[index]
-            lines, tail = _read_lines(path)
+            path, offset = files[index], 0
+            if index == start and since_seq >= expected:
+                offset, expected = tail_start(path, since_seq, expected)
+            lines, tail = read_lines(path, offset)
+            base = _LineBase(path, offset)
             if tail and index < len(files) - 1:
-                raise _unterminated(path, len(lines) + 1)
+                raise _unterminated(path, base.number(len(lines) + 1))
             for number, line in enumerate(lines, start=1):
-                entry = read_entry(line, path=str(path), where=f"line {number}")
+                try:
+                    entry = LogEntry.from_line(line)
+                except LogError as exc:
+                    raise LogError(exc.detail, path=str(path), field=f"line {base.number(number)}") from None
                 if entry.seq != expected:
                     raise LogError(
                         f"seq {entry.seq} where {expected} was expected: a line is missing or out of order",
                         path=str(path),
-                        field=f"line {number}",
+                        field=f"line {base.number(number)}",
                     )
                 expected = entry.seq + 1
                 if entry.seq > since_seq:
@@ -147,7 +161,7 @@ class JsonlLog:
             files = self._files()
             check = ChainCheck(expect_head)
             for index, path in enumerate(files):
-                lines, tail = _read_lines(path)
+                lines, tail = read_lines(path)
                 for number, line in enumerate(lines, start=1):
                     entry = check.add(line, path=str(path), where=f"line {number}")
                     if f"{entry.time:%Y-%m}.jsonl" != path.name:
@@ -213,19 +227,19 @@ class JsonlLog:
     def _head(self, files: list[Path]) -> LogEntry | None:
         for index in range(len(files) - 1, -1, -1):
             path = files[index]
-            line, start, complete, size = _last_line(path)
+            line, start, complete, size = last_line(path)
             if complete < size and index < len(files) - 1:
-                raise _unterminated(path, _line_number(path, complete))
+                raise _unterminated(path, line_number(path, complete))
             if line is not None:
                 try:
                     return read_entry(line, path=str(path), where="last line")
                 except LogError as exc:
-                    number = _line_number(path, start)
+                    number = line_number(path, start)
                     raise LogError(exc.detail, path=str(path), field=f"line {number}") from None
         return None
 
     def _cut_torn_tail(self, path: Path) -> None:
-        _, _, complete, size = _last_line(path)
+        _, _, complete, size = last_line(path)
         if complete == size:
             return
         try:
@@ -256,62 +270,20 @@ class JsonlLog:
             raise LogError(f"cannot append: {exc.strerror}", path=str(path)) from None
 
 
-def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
-    """Return a month file's complete lines (without newlines) and its torn tail (or ``b""``)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    # Split on b"\n" only: canonical JSON escapes every control character, while
-    # splitlines() would also break on U+2028 and friends inside strings.
-    *lines, tail = data.split(b"\n")
-    return lines, tail
+class _LineBase:
+    """Turns a line number counted from a read's start offset into the file's line number.
 
+    The lines before the offset are counted only when an error needs the number.
+    """
 
-def _first_seq(path: Path) -> int | None:
-    """Return the seq of a month file's first complete line, or ``None`` if it has none."""
-    try:
-        with path.open("rb") as file:
-            line = file.readline()
-    except OSError as exc:
-        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    if not line.endswith(b"\n"):
-        return None
-    return read_entry(line[:-1], path=str(path), where="line 1").seq
+    def __init__(self, path: Path, offset: int) -> None:
+        self._path, self._offset = path, offset
+        self._before: int | None = 0 if offset == 0 else None
 
-
-def _last_line(path: Path) -> tuple[bytes | None, int, int, int]:
-    """Return ``(last complete line or None, its offset, bytes up to its newline, file size)``."""
-    try:
-        with path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            end = _rfind_newline(file, size)
-            if end < 0:
-                return None, 0, 0, size
-            start = _rfind_newline(file, end) + 1
-            file.seek(start)
-            return file.read(end - start), start, end + 1, size
-    except OSError as exc:
-        raise LogError(f"cannot read: {exc.strerror}", path=str(path)) from None
-
-
-def _rfind_newline(file: IO[bytes], before: int) -> int:
-    r"""Return the offset of the last ``\n`` before offset ``before``, or -1; reads backwards."""
-    position = before
-    while position > 0:
-        step = min(_CHUNK, position)
-        file.seek(position - step)
-        found = file.read(step).rfind(b"\n")
-        if found >= 0:
-            return position - step + found
-        position -= step
-    return -1
-
-
-def _line_number(path: Path, offset: int) -> int:
-    """Return the 1-based number of the line that starts at byte ``offset`` (slow path, errors only)."""
-    with path.open("rb") as file:
-        return file.read(offset).count(b"\n") + 1
+    def number(self, relative: int) -> int:
+        if self._before is None:
+            self._before = line_number(self._path, self._offset) - 1
+        return self._before + relative
 
 
 def _unterminated(path: Path, number: int) -> LogError:
