@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+import retrieval_parts
 import retrieval_variants
 from report import machine, replace_section
 from retrieval_data import (
@@ -70,6 +71,7 @@ from agent_memory.memory import Memory
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.catalog import IndexCatalog
+from agent_memory.search.hybrid import boost_threads
 from agent_memory.stores.inmemory import InMemoryStore
 
 HEADING = "## Retrieval quality"
@@ -80,7 +82,9 @@ Ranking = list[int]
 """Items best first: turn indexes of the history (or session indexes for session-level systems)."""
 
 
-def records_for(history: History, document: Callable[[History, int], str]) -> tuple[list[MemoryRecord], dict]:
+def records_for(
+    history: History, document: Callable[[History, int], str]
+) -> tuple[list[MemoryRecord], dict[str, int]]:
     """Return one record per turn holding ``document``'s text, and the map record id → turn index."""
     records, where = [], {}
     for i, turn in enumerate(history.turns):
@@ -251,10 +255,13 @@ def evaluate(
                 rankings = system.own(history)
             else:
                 combine = system.combine or (lambda r: r[0])
-                rankings = [
-                    [int(h.record_id) for h in combine([built[p][q] for p in system.parts])[:DEPTH]]
-                    for q in range(len(history.questions))
-                ]
+                threads = retrieval_variants.thread_keys(history) if system.thread_weight else {}
+                rankings = []
+                for q in range(len(history.questions)):
+                    combined = combine([built[p][q] for p in system.parts])
+                    if system.thread_weight:
+                        combined = boost_threads(combined, threads, system.thread_weight)
+                    rankings.append([int(h.record_id) for h in combined[:DEPTH]])
             seconds[system.name] += time.perf_counter() - started
             for question, ranking in zip(history.questions, rankings, strict=True):
                 if dataset == "locomo":
@@ -291,7 +298,10 @@ def _notes(histories: list[History], size: int) -> list[MemoryRecord]:
 
 
 def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[str]]:
-    """Time what the new defaults cost at ``size`` notes: BM25 context 0 vs 2, hybrid candidates 32 vs 100.
+    """Time what the defaults cost at ``size`` notes, each against what it replaced.
+
+    The pairs: BM25 context 0 vs 2, hybrid candidates 32 vs 100, hybrid without and with
+    the thread boost.
 
     Queries are the datasets' questions at k = 32 (what recall asks). The settings take turns
     on every question, two rounds, and the better median is kept, so load slows them alike.
@@ -309,7 +319,7 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
         fts: dict[int, FtsIndex] = {}
         for reach in (0, 2):
             started = time.perf_counter()
-            fts[reach] = FtsIndex(Path(folder) / f"fts{reach}.sqlite", context=reach)
+            fts[reach] = retrieval_parts.FTS_CLASS(Path(folder) / f"fts{reach}.sqlite", context=reach)
             fts[reach].index(records)
             size_mb = sum(f.stat().st_size for f in Path(folder).glob(f"fts{reach}.sqlite*")) / 1e6
             rows.append(
@@ -321,6 +331,9 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
         vectors = VectorIndex(":memory:", embedder, min_similarity=0.3)
         vectors.index(records)
         fused = hybrid.HybridIndex([fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax")
+        unthreaded = hybrid.HybridIndex(
+            [fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax", thread_weight=0.0
+        )
 
         def with_candidates(count: int) -> Callable[[str], object]:
             def run(question: str) -> object:
@@ -342,6 +355,12 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
             {
                 "hybrid, 32 candidates per part: query p50 ms": with_candidates(32),
                 "hybrid, 100 candidates per part (default): query p50 ms": with_candidates(100),
+            },
+            {
+                "hybrid, no thread boost: query p50 ms": lambda q: unthreaded.query(q, k=32),
+                f"hybrid, thread boost {hybrid.THREAD_WEIGHT} (default): query p50 ms": lambda q: fused.query(
+                    q, k=32
+                ),
             },
         ]
         for timed in pairs:
@@ -370,7 +389,10 @@ def main(argv: list[str] | None = None) -> None:
         "--questions", type=int, default=0, help="LongMemEval main questions (0: all eligible)"
     )
     parser.add_argument(
-        "--sample", type=int, default=100, help="LongMemEval questions the variants run on (stratified)"
+        "--sample",
+        type=int,
+        default=0,
+        help="LongMemEval questions the variants run on, stratified (0: all eligible)",
     )
     parser.add_argument("--all-variants", action="store_true", help="also the variants tried while tuning")
     parser.add_argument("--only", default="", help="system names to run, separated by ; (default: all)")
@@ -387,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
     locomo = load_locomo()
     longmemeval, skipped = load_longmemeval()
     eligible = len(longmemeval)
-    sample = stratified(longmemeval, 40 if args.quick else args.sample)
+    sample = stratified(longmemeval, 40 if args.quick else args.sample or len(longmemeval))
     if args.quick or args.questions:
         longmemeval = stratified(longmemeval, 40 if args.quick else args.questions)
     if args.quick:
@@ -433,6 +455,7 @@ def main(argv: list[str] | None = None) -> None:
         "seconds": total,
         "categories": CATEGORIES,
         "cost": costs,
+        "threads_from": retrieval_parts.THREADS_FROM,
     }
     text = section(HEADING, results, context)
     print(text)

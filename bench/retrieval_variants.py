@@ -10,6 +10,16 @@ thing against the default and says what in its name:
 - **fusion**: RRF constant and weights, or normalised-score fusion.
 - **query**: the same FTS index asked with a changed question (pseudo-relevance feedback
   fused with the original ranking).
+- **threads**: the hybrid's thread boost (:func:`agent_memory.search.hybrid.boost_threads`)
+  after fusion, with each turn's thread read from its note as :mod:`agent_memory.search.threads`
+  reads it (one thread per session); and, bench only, a vector part that adds the cosine to
+  the mean vector of the turn's thread (``ThreadCentroidVectors``).
+
+The bench-only indexes live in :mod:`retrieval_parts`. Until ``FtsIndex`` has a ``threads``
+method of its own (the change proposed to the owner of ``search/fts.py``), :func:`from_recipe`
+opens ``retrieval_parts.FtsWithThreads``, a subclass adding it with the same query, so the
+default hybrid (in the bench and in ``Memory.recall``) boosts as the product will;
+``retrieval_parts.THREADS_FROM`` says which one ran.
 """
 
 from __future__ import annotations
@@ -19,13 +29,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrieval_data import History
+from retrieval_parts import (
+    FTS_CLASS,
+    PrfFts,
+    SessionDocs,
+    SmoothedVectors,
+    ThreadCentroidVectors,
+    WeightedContext,
+)
 
 from agent_memory.search import fts
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.holdings import fuse as fuse_recipe
-from agent_memory.search.hybrid import fuse
+from agent_memory.search.hybrid import THREAD_WEIGHT, fuse
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec
+from agent_memory.search.threads import place_of
 from agent_memory.search.vectors import VectorIndex
 
 Ranker = Callable[[History], list[list[int]]]
@@ -51,6 +70,7 @@ class System:
     own: Ranker | None = None  # bm25s, porcelain: a ranking per question
     sessions: bool = False  # its ranking holds sessions, not turns
     note: str = ""
+    thread_weight: float = 0.0  # thread boost after ``combine`` (hybrid.boost_threads)
 
 
 def body(history: History, index: int) -> str:
@@ -94,12 +114,28 @@ def weighted(
     return combine
 
 
-def from_recipe(spec: RecipeSpec, embedder: Embedder) -> SearchIndex:
-    """Open an in-memory index of a built-in recipe, its MiniLM vectors read through ``embedder``."""
+def thread_keys(history: History) -> dict[str, str]:
+    """Return ``{turn index as text: thread key}`` for the history's notes, as place_of reads them."""
+    from retrieval import records_for
+
+    records, where = records_for(history, body)
+    out = {}
+    for record in records:
+        place = place_of(record)
+        if place is not None:
+            out[str(where[record.id])] = place[0]
+    return out
+
+
+def from_recipe(spec: RecipeSpec, embedder: Embedder, *, threads: bool = True) -> SearchIndex:
+    """Open an in-memory index of a built-in recipe, its MiniLM vectors read through ``embedder``.
+
+    ``threads=False`` opens BM25 without the thread lookup, so a hybrid over it does not boost.
+    """
     if spec.kind == "hybrid":
-        return fuse_recipe(spec, [from_recipe(part, embedder) for part in spec.parts])
+        return fuse_recipe(spec, [from_recipe(part, embedder, threads=threads) for part in spec.parts])
     if spec.kind == "bm25":
-        return FtsIndex(
+        return (FTS_CLASS if threads else FtsIndex)(
             ":memory:", name=spec.name, mode=spec.options["mode"], context=spec.options["context"]
         )
     floor = float(spec.options.get("min_similarity", 0.0))
@@ -128,59 +164,6 @@ def dated(history: History, index: int) -> str:
     return f"{turn.body}\n({turn.when.day} {turn.when:%B %Y})"
 
 
-class SmoothedVectors:
-    """Bench-only: cosine against each turn's vector plus ``weight`` × its session neighbours' vectors.
-
-    A window built in vector space from the turns' own vectors (no text is embedded twice);
-    neighbours are read from the record's source anchor ``<history>#<session>/<turn>``.
-    """
-
-    def __init__(self, embedder: Embedder, reach: int, weight: float) -> None:
-        self.embedder, self.reach, self.weight = embedder, reach, weight
-        self.ids: list[str] = []
-        self.matrix: Any = None
-
-    def index(self, records: list[Any]) -> None:
-        """Embed the records' bodies and mix each vector with its session neighbours'."""
-        import numpy as np
-
-        own = np.asarray(self.embedder.embed([r.body for r in records]), dtype=np.float32)
-        where = [tuple(int(x) for x in r.provenance.ref.split("#")[1].split("/")) for r in records]
-        mixed = own.copy()
-        for i, (session, _) in enumerate(where):
-            for j in range(max(0, i - self.reach), min(len(records), i + self.reach + 1)):
-                if j != i and where[j][0] == session:
-                    mixed[i] += self.weight * own[j]
-        mixed /= np.clip(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-9, None)
-        self.ids, self.matrix = [r.id for r in records], mixed
-
-    def query(self, text: str, *, k: int = 32) -> list[Hit]:
-        """Return the ``k`` best cosines to the mixed vectors (positive ones only)."""
-        import numpy as np
-
-        q = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
-        scores = self.matrix @ q
-        top = np.argsort(-scores)[:k]
-        return [Hit(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
-
-
-class WeightedContext(FtsIndex):
-    """Bench-only: the default FtsIndex with its neighbours' column weighted ``weight`` in bm25()."""
-
-    def __init__(self, weight: float, context: int) -> None:
-        super().__init__(":memory:", context=context)
-        self.weight = weight
-
-    def _match(self, expression: str, k: int) -> list[Hit]:
-        held = f"bm25(fts, 1.0, {fts._CONTEXT_WEIGHT!r})"
-        sql = fts._MATCH.replace(held, f"bm25(fts, 1.0, {self.weight!r})")
-        saved, fts._MATCH = fts._MATCH, sql
-        try:
-            return super()._match(expression, k)
-        finally:
-            fts._MATCH = saved
-
-
 def parts(embedder: Embedder) -> dict[str, Part]:
     """Every index the systems read, by name."""
     bm25, vec = BUILTIN_RECIPES["bm25"], BUILTIN_RECIPES["vectors-minilm"]
@@ -197,9 +180,14 @@ def parts(embedder: Embedder) -> dict[str, Part]:
         out[tag] = Part(tag, lambda w=weight: WeightedContext(w, context), body)  # type: ignore[misc]
     for reach in (0, 1, 3):
         out[f"fts-c{reach}"] = Part(f"fts-c{reach}", lambda r=reach: FtsIndex(":memory:", context=r), body)  # type: ignore[misc]
+    out["sessions"] = Part("sessions", SessionDocs, body)  # type: ignore[arg-type]
+    out["prf"] = Part("prf", lambda: PrfFts(5, 10, 0.4), body)  # type: ignore[arg-type,return-value]
+    for weight in (0.5, 0.8):
+        tag = f"vtc{int(weight * 10)}"
+        out[tag] = Part(tag, lambda w=weight: ThreadCentroidVectors(embedder, w), body)  # type: ignore[arg-type,misc]
     for reach, weight in ((1, 0.5), (1, 1.0), (2, 0.5)):
         tag = f"vsm{reach}{int(weight * 10)}"
-        out[tag] = Part(tag, lambda r=reach, w=weight: SmoothedVectors(embedder, r, w), body)  # type: ignore[misc]
+        out[tag] = Part(tag, lambda r=reach, w=weight: SmoothedVectors(embedder, r, w), body)  # type: ignore[arg-type,misc]
     for before, after in ((1, 0), (1, 1), (2, 2)):
         tag = f"w{before}{after}"
         out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: FtsIndex(":memory:", context=0), window(before, after))
@@ -235,7 +223,7 @@ def systems(
     main = [
         System("bm25 (FtsIndex)", ("fts",)),
         System("vectors-minilm (MiniLM int8, cosine ≥ 0.3)", ("vec",)),
-        System("hybrid (default recipe)", ("fts", "vec"), hybrid),
+        System("hybrid (default recipe)", ("fts", "vec"), hybrid, thread_weight=THREAD_WEIGHT),
         System(
             "Memory.recall (default recipe)",
             own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder)),
@@ -273,6 +261,11 @@ def systems(
             own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder), same_time=True),
             note=v,
         ),
+        System(
+            "Memory.recall without the thread boost",
+            own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder, threads=False)),
+            note=v,
+        ),
         # Vectors on their own.
         System("vectors, no cosine floor", ("vec0",), note=v),
         System("vectors, ±1 in vector space (neighbours × 0.5)", ("vsm15",), note=v),
@@ -299,5 +292,33 @@ def systems(
         System("hybrid, vectors without floor", ("fts", "vec0"), hybrid, note=v),
         System("hybrid, vectors ±1 in vector space", ("fts", "vsm15"), hybrid, note=v),
         System("hybrid, bm25 + session date", ("fts-date", "vec"), hybrid, note=v),
+        # Session 3: pseudo-relevance feedback, whole sessions, the thread boost, thread vectors.
+        System("bm25 + pseudo-relevance feedback (5 notes, 10 words, × 0.4)", ("prf",), note=v),
+        System("hybrid, bm25 + pseudo-relevance feedback", ("prf", "vec"), hybrid, note=v),
+        System(
+            "hybrid + bm25 over whole sessions as a third part (2 : 1 : 0.5), no thread boost",
+            ("fts", "vec", "sessions"),
+            weighted((2.0, 1.0, 0.5), "minmax"),
+            note=v,
+        ),
+        System("hybrid without the thread boost (the previous default)", both, hybrid, note=v),
+        *(
+            System(f"hybrid, thread boost {w}", both, hybrid, note=v, thread_weight=w)
+            for w in (0.15, 0.2, 0.4)
+        ),
+        System(
+            "hybrid, vectors + 0.5 × cosine to the thread's mean vector",
+            ("fts", "vtc5"),
+            hybrid,
+            note=v,
+            thread_weight=THREAD_WEIGHT,
+        ),
+        System(
+            "hybrid, vectors + 0.8 × cosine to the thread's mean vector",
+            ("fts", "vtc8"),
+            hybrid,
+            note=x,
+            thread_weight=THREAD_WEIGHT,
+        ),
     ]
     return main + variants

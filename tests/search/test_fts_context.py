@@ -200,3 +200,20 @@ def test_the_built_in_bm25_recipe_opens_an_index_that_reads_context() -> None:
     index.index(chat())
     assert chat()[1].id in {h.record_id for h in index.query("support group")}
     index.close()
+
+
+def test_the_index_names_the_thread_of_each_held_turn_whatever_its_context() -> None:
+    from agent_memory.search.hybrid import HybridIndex, ThreadLookup
+
+    fact = turn("Caroline likes adoption agencies", "notes.md#L1-L1", type="fact")
+    for reach in (0, 2):
+        index = FtsIndex(":memory:", context=reach)
+        index.index([*chat(), fact])
+        ids = [r.id for r in chat()]
+        found = index.threads([*ids, fact.id, "no-such-id", ids[0]])
+        assert found == {i: "locomo.json#conv-26 2023-05-08T13:56:00.000Z" for i in ids}
+        assert index.threads([]) == {}
+        assert isinstance(index, ThreadLookup)
+        assert HybridIndex([index]).recipe.params["thread_weight"] == "0.3"
+        index.remove([ids[0]])
+        assert ids[0] not in index.threads(ids)

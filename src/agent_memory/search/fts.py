@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -251,6 +251,24 @@ class FtsIndex(SharedConnection):
                 return hits
             others = self._match(or_expression(chosen), k)
             return self._merge(hits, others, k) if self._mode == "and-then-or" else others
+
+    def threads(self, record_ids: Sequence[str]) -> dict[str, str]:
+        """Return ``{record id: thread key}`` for the held ids that are in a conversation thread.
+
+        The key is :func:`~agent_memory.search.threads.place_of`'s thread, kept for every row
+        whatever ``context`` is; ids not held or in no thread are absent. The hybrid's thread
+        boost reads it (:class:`~agent_memory.search.hybrid.ThreadLookup`).
+        """
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT record_id, thread FROM docs WHERE thread IS NOT NULL"
+                " AND record_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            ).fetchall()
+        return {record_id: thread for record_id, thread in rows}
 
     def inputs(self) -> IndexInputs:
         """Return the count and digest of the (record id, version digest) pairs held, and ``built_at``."""

@@ -28,7 +28,9 @@ Kinds and their options (defaults in brackets):
 
 Built in: ``bm25`` (with 2 neighbouring turns of context), ``vectors-minilm``,
 ``vectors-hash`` and ``hybrid`` (BM25 and MiniLM scores, each min-max normalised, weighted
-2 : 1; ``docs/benchmarks.md``, Retrieval quality, has the figures that chose both). With
+2 : 1; ``docs/benchmarks.md``, Retrieval quality, has the figures that chose both). Every
+hybrid also lifts each candidate by the best candidate of its conversation thread
+(:data:`~.hybrid.THREAD_WEIGHT`, not a recipe option; :func:`~.hybrid.boost_threads`). With
 ``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` extra is installed, else
 ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
 
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import ConfigError
+from agent_memory.wire import toml_string
 
 __all__ = [
     "BUILTIN_RECIPES",
@@ -138,8 +141,7 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
+    return toml_string(str(value))
 
 
 # ---------------------------------------------------------------------- parsing
