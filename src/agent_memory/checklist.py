@@ -23,7 +23,17 @@ from agent_memory.errors import AgentMemoryError
 from agent_memory.home import Home
 from agent_memory.records import Kind, MemoryRecord, State
 
-__all__ = ["FAIL", "NA", "PASS", "HomeFacts", "Item", "checklist", "golden_count", "musts"]
+__all__ = [
+    "FAIL",
+    "NA",
+    "PASS",
+    "HomeFacts",
+    "Item",
+    "checklist",
+    "golden_count",
+    "musts",
+    "withdrawn_in_views",
+]
 
 PASS, FAIL, NA = "pass", "fail", "not-applicable"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -288,16 +298,50 @@ def _withdrawals(f: HomeFacts) -> tuple[str, str]:
     if f.log_error:
         return FAIL, f"the withdrawal controls cannot be read: {f.log_error}"
     view = Gate(f.home.log(), f.home.store()).view()
-    hidden = [r.id for r in f.records if not view.is_exposed(r)]
-    shown = f.view_texts()
-    leaked = [rid for rid in hidden if rid in shown]
+    hidden = [r for r in f.records if not view.is_exposed(r)]
+    leaked = withdrawn_in_views(hidden, f.view_texts())
     if leaked:
-        return FAIL, f"withdrawn records appear in the views: {', '.join(leaked)}"
+        return FAIL, f"withdrawn records appear in the views: {'; '.join(leaked)}"
     return PASS, (
         f"{len(view.in_force)} withdrawal(s) in force hide {len(hidden)} record(s), none in the views "
         f"(MEMORY.md, index.md, {len(f.topics)} topic page(s)); recall, export and consolidate "
         "consult the same gate, verified by the test suite: tests/governance/test_withdrawal.py"
     )
+
+
+def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
+    """Return one line per withdrawn record whose content or own item row is in ``shown``.
+
+    Seed 000 §12.2 withdraws a scope's *influence*: its content must not be surfaced, while
+    an id is a content-free stable identifier (the ``WithdrawalRecord`` itself names ids).
+    So a record appears when its body text (whitespace folded; the first 60 characters,
+    as long bodies are summarised) is in the views, or when a line carries its id other
+    than as another record's ``superseded by <id>`` pointer (its own item row ends
+    ``· <id>``; review rows start with it). The pointer of an exposed predecessor to a
+    withdrawn successor is history of the predecessor, not the successor's content.
+
+    Args:
+        hidden: The records the withdrawal gate hides.
+        shown: The text of every generated view joined.
+
+    Returns:
+        ``"<id>: its text"`` or ``"<id>: line N"`` (line number in ``shown``) per leak, in
+        ``hidden`` order; empty when none appears.
+    """
+    folded = " ".join(shown.split())
+    lines = shown.splitlines()
+    leaks: list[str] = []
+    for record in hidden:
+        text = " ".join(record.body.split())[:60].rstrip()
+        if text and re.search(rf"(?<![\w]){re.escape(text)}", folded):
+            leaks.append(f"{record.id}: its text")
+            continue
+        pointer = re.compile(rf"superseded by {re.escape(record.id)}(?![\w])")
+        for number, line in enumerate(lines, 1):
+            if record.id in pointer.sub("", line):
+                leaks.append(f"{record.id}: line {number}")
+                break
+    return leaks
 
 
 def _erasures(f: HomeFacts) -> tuple[str, str]:

@@ -1,9 +1,14 @@
 """``agent-memory doctor``: check a Home's integrity and repair only what is derived (issue 8, item 2).
 
-Each check reads the Home and reports pass or fail with details (one line per problem,
-naming the file, record or index). :func:`repair` then fixes what can be made again from
-the truth: search indexes are rebuilt, open write intents and an interrupted archive run
-rolled forward, stale views re-rendered and a damaged salience sidecar reset.
+Each check reads the Home and reports ok, warn or fail with details (one line per problem,
+naming the file, record or index). A failure is what loses or breaks truth (a note missing
+or damaged, a broken log chain, a half-finished write, a hand-edited view); derived state
+that the next read, ``render`` or ``doctor --fix`` rebuilds (a stale view, an index behind
+the notes) is a warning naming the fix, and leaves the Home healthy (exit 0, DESIGN.md §8).
+:func:`repair` then fixes what can be made again from the truth: search indexes are
+rebuilt, open write intents and an interrupted archive run rolled forward, stale views
+re-rendered and a damaged salience sidecar reset. A note missing from ``notes/`` is never
+"fixed": notes are the truth, so the failure stands until the file is restored.
 
 Invariant: nothing under ``notes/``, ``log/`` or ``archive/`` is ever changed by a check,
 and a repair only appends what a roll-forward writes: the version an open write intent
@@ -39,16 +44,32 @@ class Check:
         ok: True when nothing was found.
         details: One line per problem (or, when ok, what was checked).
         fixable: Whether ``doctor --fix`` can repair what was found (derived data only).
+        warning: With ``ok`` True: derived state is stale and the details name the fix (the
+            next read, ``render`` or ``doctor --fix`` rebuilds it); not a failure.
     """
 
     name: str
     ok: bool
     details: tuple[str, ...] = ()
     fixable: bool = False
+    warning: bool = False
+
+    @property
+    def status(self) -> str:
+        """``"ok"``, ``"warn"`` (stale derived state, still healthy) or ``"fail"``."""
+        if not self.ok:
+            return "fail"
+        return "warn" if self.warning else "ok"
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"name", "ok", "details": [str], "fixable"}``."""
-        return {"name": self.name, "ok": self.ok, "details": list(self.details), "fixable": self.fixable}
+        """Return ``{"name", "ok", "status": "ok"|"warn"|"fail", "details": [str], "fixable"}``."""
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "status": self.status,
+            "details": list(self.details),
+            "fixable": self.fixable,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +89,19 @@ class DoctorReport:
 
     @property
     def healthy(self) -> bool:
-        """True when every check passed."""
+        """True when no check failed (warnings about stale derived state are allowed)."""
         return all(check.ok for check in self.checks)
 
+    @property
+    def warnings(self) -> tuple[Check, ...]:
+        """The checks that passed with a warning (stale derived state and its fix)."""
+        return tuple(check for check in self.checks if check.warning)
+
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"healthy": bool, "checks": [...], "fixed": [str], "conformance": {...} | None}``."""
+        """Return ``{"healthy": bool, "warnings": int, "checks": [...], "fixed": [str], "conformance"}``."""
         return {
             "healthy": self.healthy,
+            "warnings": len(self.warnings),
             "checks": [check.to_json() for check in self.checks],
             "fixed": list(self.fixed),
             "conformance": self.conformance.to_json() if self.conformance is not None else None,
@@ -92,7 +119,7 @@ def doctor(home: Home, *, fix: bool = False) -> DoctorReport:
 
     Returns:
         The report with the conformance table (computed after repairs); ``healthy`` is
-        False when integrity problems remain.
+        False when integrity problems remain (a missing note stays a failure after ``fix``).
 
     Raises:
         StoreError: A repair could not write a derived file (the indexes, a view).
@@ -134,14 +161,23 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
     """Repair the derived problems ``checks`` found; return one line per repair made.
 
     Open intents are rolled forward only while the log chain verifies (a roll-forward
-    appends to the log). Views are re-rendered only when none was edited by hand.
+    appends to the log). Views are re-rendered only when none was edited by hand. While a
+    record the log wrote is missing from ``notes/``, indexes and views are left as they are
+    (a rebuild would drop the last derived copies of it; restore the note first).
 
     Raises:
         StoreError: A derived file could not be written.
     """
-    failed = {check.name: check for check in checks if not check.ok}
+    failed = {check.name: check for check in checks if not check.ok or check.warning}
     fixed: list[str] = []
     rolled = False
+    store = home.store()
+    missing = missing_records(home, set(store.version_tokens())) if "notes" in failed else []
+    if missing:
+        fixed.append(
+            f"indexes, views: not rebuilt while {len(missing)} record(s) the log wrote are missing from "
+            "notes/ (restore them first: a rebuild would drop them from the indexes and views)"
+        )
     if "intents" in failed and "log" not in failed:
         from agent_memory.writing import roll_forward
 
@@ -152,7 +188,7 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
         except AgentMemoryError as exc:  # a damaged record in the intent: reported, the rest still repaired
             fixed.append(f"intents: could not roll forward: {exc}")
         rolled = True
-    if "indexes" in failed or rolled:
+    if ("indexes" in failed or rolled) and not missing:
         catalog = _catalog(home)
         try:
             dirty = [entry["name"] for entry in catalog.status() if entry["dirty"]]
@@ -169,7 +205,7 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
             fixed.append(f"archive: finished the interrupted archive-inbox run of log seq {seq}")
         except AgentMemoryError as exc:
             fixed.append(f"archive: could not finish the interrupted run: {exc}")
-    if "views" in failed and failed["views"].fixable:
+    if "views" in failed and failed["views"].fixable and not missing:
         from agent_memory.jobs.views import render
 
         result = render(home)
@@ -201,10 +237,51 @@ def _latest(home: Home) -> tuple[list[MemoryRecord], int]:
 def _check_notes(home: Home) -> Check:
     store = home.store()
     problems = store.check()
-    count = len(store.version_tokens())
-    if problems:
-        return Check("notes", False, tuple(str(p) for p in problems))
-    return Check("notes", True, (f"{count} record(s): every version file parses and its id verifies",))
+    present = set(store.version_tokens())
+    known = present | {p.record_id for p in problems if p.record_id}
+    lines = [str(p) for p in problems]
+    missing = missing_records(home, known)
+    if missing:
+        folders = " ".join(f"notes/{rid.removeprefix('mem:')}" for rid in missing)
+        lines.append(
+            f"{len(missing)} record(s) the log names (put or supersede, never erased) are missing from "
+            f"notes/: {', '.join(missing)}; notes are the truth and doctor --fix does not recreate them"
+        )
+        lines.append(
+            f"hint: a version file was deleted by hand; restore it: git checkout -- {folders} "
+            "(to forget a memory use agent-memory withdraw or erase)"
+        )
+    if lines:
+        return Check("notes", False, tuple(lines))
+    return Check("notes", True, (f"{len(present)} record(s): every version file parses and its id verifies",))
+
+
+def missing_records(home: Home, known: set[str]) -> list[str]:
+    """Return the record ids the log wrote (``put``, ``supersede``) that are not in ``known``.
+
+    Args:
+        home: The Home whose log is read.
+        known: The ids present in ``notes/`` (readable or not).
+
+    Returns:
+        Sorted ``mem:…`` ids written by the log, never erased (an ``erase`` event names
+        them), and absent from ``known``: a note deleted by hand (DESIGN.md §7: records are
+        never deleted except by authorized erasure). Empty when the log cannot be read (the
+        log check reports that).
+    """
+    try:
+        entries = list(home.log().entries())
+    except AgentMemoryError:
+        return []
+    erased = {rid for entry in entries if entry.action == "erase" for rid in entry.record_ids}
+    named = {
+        rid
+        for entry in entries
+        if entry.action in ("put", "supersede")
+        for rid in entry.record_ids
+        if rid.startswith("mem:")
+    }
+    return sorted(named - known - erased)
 
 
 def _check_signatures(home: Home) -> Check:
@@ -266,12 +343,16 @@ def _check_indexes(home: Home) -> Check:
     finally:
         catalog.close()
     lines = tuple(
-        f"{e['name']}: {'dirty' if e['dirty'] else 'clean'}, {e['records']} readable record file(s) vs "
-        f"{e['indexed']} indexed, {e['stale']} stale"
+        f"{e['name']}: {'behind the notes' if e['dirty'] else 'clean'}, {e['records']} readable record "
+        f"file(s), {e['indexed']} indexed"
+        + (f"; {e['stale']} record(s) added, changed or removed since its last update" if e["stale"] else "")
         for e in status
     )
-    ok = not any(e["dirty"] for e in status)
-    return Check("indexes", ok, lines if ok else tuple(ln for ln in lines if ": dirty" in ln), fixable=not ok)
+    if not any(e["dirty"] for e in status):
+        return Check("indexes", True, lines)
+    behind = [ln for ln in lines if ": behind the notes" in ln]
+    fix = "derived: the next recall or doctor --fix rebuilds it from notes/"
+    return Check("indexes", True, (*behind, fix), fixable=True, warning=True)
 
 
 def _check_views(home: Home) -> Check:
@@ -292,7 +373,8 @@ def _check_views(home: Home) -> Check:
         ]
         return Check("views", False, tuple(edited + stale + note))
     if stale:
-        return Check("views", False, tuple(stale), fixable=True)
+        fix = "derived: agent-memory render (or doctor --fix) writes them again from notes/ and log/"
+        return Check("views", True, (*stale, fix), fixable=True, warning=True)
     return Check("views", True, ("every view is as render wrote it",))
 
 
