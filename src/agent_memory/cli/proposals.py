@@ -8,7 +8,12 @@ Naming: DESIGN.md §9 calls the verdicts ``accept``/``reject``. ``reject ID`` di
 id's shape: a proposal id (``cons-…``, ``dist-…``) is declined here (:func:`reject_proposal`),
 a record id (``mem:…``) is a quarantine verdict (``approve``/``reject``, cli/governance.py);
 ``decline`` stays as the proposal-only spelling, which also takes several ids or ``--all``.
-Exit status: 0 when every named proposal got its verdict, 1 when any was refused (its reason
+
+Pending records (``mem:…`` ids that ``review`` lists in queue ``pending``: state values held
+back because their subject was disputed, DESIGN.md §9) are proposals too: ``accept ID`` writes
+one through the normal write path, ``decline ID`` (or ``reject ID``) drops it
+(:class:`~agent_memory.governance.reviewing.ReviewMethods`); ``--all`` names only maintenance
+proposals. Exit status: 0 when every named proposal got its verdict, 1 when any was refused (its reason
 printed, nothing written for it), 3 on an error.
 """
 
@@ -24,7 +29,15 @@ if TYPE_CHECKING:
     from agent_memory.jobs.review_flow import Outcome
     from agent_memory.memory import Memory
 
-__all__ = ["accept", "decline", "proposals", "reject_proposal", "revert"]
+__all__ = [
+    "accept",
+    "decide_pending",
+    "decline",
+    "decline_pending_record",
+    "proposals",
+    "reject_proposal",
+    "revert",
+]
 
 
 def _open(home: str | None) -> Memory:
@@ -53,6 +66,77 @@ def _report(outcome: Outcome, verb: str, as_json: bool) -> int:
 def _chosen(ids: tuple[str, ...], everything: bool) -> None:
     if bool(ids) == everything:
         raise click.UsageError("name proposal ids or give --all (not both)")
+
+
+def _split(ids: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Return ``(maintenance proposal ids, other ids)``: the others are taken as pending records."""
+    from agent_memory.jobs.pending import is_proposal_id
+
+    return [i for i in ids if is_proposal_id(i)], [i for i in ids if not is_proposal_id(i)]
+
+
+def _merged(first: Outcome, second: Outcome) -> Outcome:
+    first.done.extend(second.done)
+    first.refused.extend(second.refused)
+    first.written.extend(second.written)
+    return first
+
+
+def decide_pending(memory: Memory, record_ids: list[str], *, accept: bool, reason: str = "") -> Outcome:
+    """Accept or decline pending records (``mem:…``) one at a time, for ``accept``/``decline``/``reject``.
+
+    Accepting writes each through the normal write path
+    (:meth:`~agent_memory.governance.reviewing.ReviewMethods.accept_pending`); declining drops
+    it with a logged reason. An id refused (not pending, or its subject still disputed) goes
+    to ``refused`` with the reason and changes nothing.
+
+    Returns:
+        The outcome: ids done, ids refused with their reasons, versions written (the accepted
+        record and the record it superseded or disputes).
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant; nothing written.
+    """
+    from agent_memory.errors import AgentMemoryError
+    from agent_memory.governance.actors import AuthorityError
+    from agent_memory.jobs.review_flow import Outcome
+
+    outcome = Outcome()
+    for record_id in dict.fromkeys(record_ids):
+        try:
+            if not accept:
+                memory.decline_pending(record_id, reason)
+                outcome.done.append(record_id)
+                continue
+            result = memory.accept_pending(record_id, reason)
+        except AuthorityError:
+            raise
+        except AgentMemoryError as exc:
+            outcome.refused.append((record_id, _why_refused(memory, record_id, exc)))
+            continue
+        outcome.done.append(record_id)
+        touched = [result.record_id, result.superseded, result.disputed_with]
+        outcome.written.extend(memory.get(i) for i in dict.fromkeys(touched) if i is not None)
+    return outcome
+
+
+def _stored(memory: Memory, record_id: str) -> bool:
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        return memory.store.contains(record_id)
+    except AgentMemoryError:  # not shaped like a record id: surely not stored
+        return False
+
+
+def _why_refused(memory: Memory, record_id: str, exc: Exception) -> str:
+    from agent_memory.errors import AgentMemoryError, ProposalError
+
+    if isinstance(exc, ProposalError) and _stored(memory, record_id):
+        return "a stored record, not a pending one (approve/reject mark stored records)"
+    if not isinstance(exc, AgentMemoryError):
+        return str(exc)
+    return exc.detail + (f" ({exc.hint})" if exc.hint else "")
 
 
 @click.command()
@@ -151,7 +235,12 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
 @click.command()
 @home_option
 @click.argument("proposal_ids", nargs=-1)
-@click.option("--all", "everything", is_flag=True, help="Accept every pending proposal.")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Accept every pending maintenance proposal (not pending records).",
+)
 @json_option
 @click.pass_context
 def accept(
@@ -160,21 +249,33 @@ def accept(
     """Accept maintenance proposals: re-validate each against the current records and apply it.
 
     Each goes through the proposal gate; a stale one (a record changed since it was made)
-    or an illegal one is refused with its reason and writes nothing. Needs the ``approve``
-    grant. Exit status 1 when any was refused, 2 without ids or ``--all``.
+    or an illegal one is refused with its reason and writes nothing. A pending record id
+    (``mem:…``, queue ``pending`` in ``review``) is written now as ``remember`` would write it:
+    it supersedes or disputes its subject's live value by the usual rules, and is refused
+    while that subject is still disputed (``resolve`` it first). ``--all`` takes only
+    maintenance proposals. Needs the ``approve`` grant. Exit status 1 when any was refused,
+    2 without ids or ``--all``.
     """
+    from agent_memory.jobs.review_flow import Outcome
     from agent_memory.jobs.review_flow import accept as accept_
 
     _chosen(proposal_ids, everything)
+    flow_ids, record_ids = _split(proposal_ids)
     with _open(home) as memory:
-        outcome = accept_(memory, proposal_ids, everything=everything)
+        outcome = accept_(memory, flow_ids, everything=everything) if flow_ids or everything else Outcome()
+        outcome = _merged(outcome, decide_pending(memory, record_ids, accept=True))
     ctx.exit(_report(outcome, "accepted", as_json))
 
 
 @click.command()
 @home_option
 @click.argument("proposal_ids", nargs=-1)
-@click.option("--all", "everything", is_flag=True, help="Decline every pending proposal.")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Decline every pending maintenance proposal (not pending records).",
+)
 @click.option("--reason", default="", help="Why (your words; logged, so quote no record content).")
 @json_option
 @click.pass_context
@@ -188,14 +289,24 @@ def decline(
 ) -> None:
     """Decline maintenance proposals (DESIGN.md §9's ``reject``, which takes one proposal id too).
 
-    Writes no record: only a ``review`` event with verdict ``declined``. Needs the
-    ``approve`` grant. Exit status 1 when any id was refused (unknown or already decided).
+    Writes no record: only a ``review`` event with verdict ``declined``. A pending record id
+    (``mem:…``) is dropped: its file under ``proposals/pending/`` is removed and a ``review``
+    event ``pending-declined`` logs the reason. ``--all`` takes only maintenance proposals.
+    Needs the ``approve`` grant. Exit status 1 when any id was refused (unknown or already
+    decided).
     """
+    from agent_memory.jobs.review_flow import Outcome
     from agent_memory.jobs.review_flow import decline as decline_
 
     _chosen(proposal_ids, everything)
+    flow_ids, record_ids = _split(proposal_ids)
     with _open(home) as memory:
-        outcome = decline_(memory, proposal_ids, everything=everything, reason=reason)
+        outcome = (
+            decline_(memory, flow_ids, everything=everything, reason=reason)
+            if flow_ids or everything
+            else Outcome()
+        )
+        outcome = _merged(outcome, decide_pending(memory, record_ids, accept=False, reason=reason))
     ctx.exit(_report(outcome, "declined", as_json))
 
 
@@ -212,6 +323,20 @@ def reject_proposal(home: str | None, proposal_id: str, reason: str, as_json: bo
 
     with _open(home) as memory:
         outcome = decline_(memory, [proposal_id], reason=reason)
+    return _report(outcome, "declined", as_json)
+
+
+def decline_pending_record(home: str | None, record_id: str, reason: str, as_json: bool) -> int:
+    """Drop one pending record for ``agent-memory reject RECORD_ID`` (the ``decline`` verdict).
+
+    Returns:
+        The exit status: 0 when dropped, 1 when refused (no longer pending).
+
+    Raises:
+        AuthorityError: The actor lacks the ``approve`` grant; nothing changed.
+    """
+    with _open(home) as memory:
+        outcome = decide_pending(memory, [record_id], accept=False, reason=reason)
     return _report(outcome, "declined", as_json)
 
 

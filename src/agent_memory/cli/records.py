@@ -18,14 +18,40 @@ if TYPE_CHECKING:
 @home_option
 @json_option
 def show(record_id: str, home: str | None, as_json: bool) -> None:
-    """Print the latest version of RECORD_ID as its note file (or its wire object with --json)."""
-    from agent_memory.notes import dump_note
+    """Print the latest version of RECORD_ID as its note file (or its wire object with --json).
 
-    record = open_home(home).store().get(record_id)
+    A pending record (held back for review because its subject was disputed, DESIGN.md §9)
+    is shown as it waits in ``proposals/pending/``, marked: a ``pending: …`` line on stderr
+    before the note, or ``"pending": true`` added to the wire object with ``--json`` (a
+    stored record's object has no ``pending`` key).
+
+    Raises:
+        RecordNotFound: Neither a stored nor a pending record has that id (exit status 3).
+    """
+    from agent_memory.errors import RecordNotFound
+    from agent_memory.notes import dump_note
+    from agent_memory.pending_records import PendingRecords
+
+    opened = open_home(home)
+    pending = False
+    try:
+        record = opened.store().get(record_id)
+    except RecordNotFound:
+        held = PendingRecords.for_home(opened.root).find(record_id)
+        if held is None:
+            raise
+        record, pending = held, True
     if as_json:
-        echo_json(record.to_wire())
-    else:
-        click.echo(dump_note(record).decode("utf-8"), nl=False)
+        echo_json({**record.to_wire(), "pending": True} if pending else record.to_wire())
+        return
+    if pending:
+        click.echo(
+            f"pending: {record_id} is not stored yet: it waits for review because its subject was "
+            f"disputed; `agent-memory accept {record_id}` writes it, "
+            f"`agent-memory decline {record_id}` drops it",
+            err=True,
+        )
+    click.echo(dump_note(record).decode("utf-8"), nl=False)
 
 
 @click.command()

@@ -1,9 +1,17 @@
-"""The review verb of :class:`~agent_memory.memory.Memory`: a person's mark on one record (DESIGN.md §9).
+"""The review verbs of :class:`~agent_memory.memory.Memory`: marks on records, verdicts on pending ones.
 
 Review marks (``approve``, ``reject``, ``stale``, ``clear``) are attributable ``review``
 events in the log, never record fields: :mod:`agent_memory.review` reads them back to decide
 quarantine and down-weighting. Invariants: a mark the actor may not make writes nothing, and
 neither does an ``approve`` that would lift nothing (the record is not quarantined or rejected).
+
+Pending records (DESIGN.md §9 "Write-time supersede": a state value kept for review because
+its subject was already disputed) get a proposal verdict instead: ``accept_pending`` writes
+one now through the normal write path (:func:`~agent_memory.writing.plan_write`, then
+supersede or dispute by the usual rules; refused while the subject is still disputed), and
+``decline_pending`` drops it. Each logs a ``review`` event (verdict ``pending-accepted`` or
+``pending-declined``, which no review state reads) and then removes the pending file; an
+accept interrupted after its write is finished by the next ``accept_pending`` of that id.
 """
 
 from __future__ import annotations
@@ -15,14 +23,20 @@ from typing import TYPE_CHECKING
 
 from agent_memory.errors import LifecycleError
 from agent_memory.governance.actors import Actors, require_review
+from agent_memory.writing import Plan, PlanKind, RememberResult, plan_write
 
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
+    from agent_memory.pending_records import PendingRecords
     from agent_memory.records import MemoryRecord
     from agent_memory.review import ReviewBook
     from agent_memory.stores.base import RecordStore
+    from agent_memory.write_keys import WriteKeys
 
-__all__ = ["ReviewMethods"]
+__all__ = ["PENDING_ACCEPTED", "PENDING_DECLINED", "ReviewMethods"]
+
+PENDING_ACCEPTED = "pending-accepted"
+PENDING_DECLINED = "pending-declined"
 
 
 class ReviewMethods:
@@ -36,10 +50,16 @@ class ReviewMethods:
         taint: tuple[str, ...]
         _reviews: ReviewBook
         _lock: threading.RLock
+        pending: PendingRecords
+        write_keys: WriteKeys
 
         def _clock(self, now: datetime | None) -> datetime: ...
 
         def _writing(self) -> AbstractContextManager[None]: ...
+
+        def _head(self) -> str: ...
+
+        def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult: ...
 
     def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
         """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
@@ -74,6 +94,113 @@ class ReviewMethods:
                 details={"verdict": verdict, "reason": reason},
                 now=stamp,
             )
+
+    def pending_plan(self, record_id: str) -> Plan:
+        """Return what accepting the pending record ``record_id`` would do now (writes nothing).
+
+        The plan is :func:`~agent_memory.writing.plan_write`'s for the record against the live
+        records of this moment: ``supersede``, ``dispute``, ``create``, ``dedup``, or
+        ``pending`` while its subject is still disputed.
+
+        Raises:
+            ProposalError: No record waits under that id (naming it).
+            RecordError: A pending note file is malformed (naming it).
+        """
+        record = self.pending.get(record_id)
+        duplicate, live_subject = self.write_keys.lookup(record, self._head())
+        return plan_write(record, duplicate, live_subject)
+
+    def accept_pending(
+        self, record_id: str, reason: str = "", *, now: datetime | None = None
+    ) -> RememberResult:
+        """Write the pending record ``record_id`` now, as ``remember`` would, and drop it from review.
+
+        Goes through the normal write path (DESIGN.md §9 "Write-time supersede"): an untainted
+        value no older than the live one supersedes it; a tainted or older one opens a dispute
+        with it; with no live value it is created; an identical live record takes it as a
+        duplicate. Then a ``review`` event ``{"verdict": "pending-accepted", "reason",
+        "outcome": <plan kind>}`` names the record, and its pending file is removed. Needs the
+        ``approve`` grant, as accepting a maintenance proposal does.
+
+        Args:
+            record_id: The pending record's id (``mem:…``), as ``review`` lists it.
+            reason: Why, in the reviewer's words (logged, so quote no record content).
+            now: The clock (aware).
+
+        Returns:
+            What was written, as :meth:`~agent_memory.memory.Memory.remember` reports it.
+
+        Raises:
+            AuthorityError: The actor lacks the ``approve`` grant; nothing written.
+            ProposalError: No record waits under that id; nothing written.
+            LifecycleError: Its subject is still disputed (field ``subject``; resolve the
+                dispute first), or the gate refuses the write; nothing written.
+            RecordError: The pending note file is malformed (naming it); nothing written.
+        """
+        stamp = self._clock(now)
+        self.actors.require(self.actor, "approve", record_id=record_id, action=f"accept {record_id}")
+        with self._writing():
+            record = self.pending.get(record_id)
+            if self.store.contains(record.id):
+                # An earlier accept wrote it and stopped before removing the file: finish that.
+                result = RememberResult(record.id, quarantined=bool(record.taint))
+                outcome = "already-written"
+            else:
+                plan = self.pending_plan(record_id)
+                if plan.kind is PlanKind.PENDING:
+                    raise _still_disputed(record, plan.other)
+                result = self._apply_plan(plan, stamp)
+                outcome = plan.kind.value
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(record.id,),
+                details={"verdict": PENDING_ACCEPTED, "reason": reason, "outcome": outcome},
+                now=stamp,
+            )
+            self.pending.remove(record.id)
+            return result
+
+    def decline_pending(self, record_id: str, reason: str = "", *, now: datetime | None = None) -> None:
+        """Drop the pending record ``record_id`` without writing it; log why.
+
+        Logs a ``review`` event ``{"verdict": "pending-declined", "reason", "subject"}`` naming
+        the record (ids and the subject key only: the log never holds record content), then
+        removes its pending file. Needs the ``approve`` grant.
+
+        Args:
+            record_id: The pending record's id (``mem:…``).
+            reason: Why, in the reviewer's words (logged, so quote no record content).
+            now: The clock (aware).
+
+        Raises:
+            AuthorityError: The actor lacks the ``approve`` grant; nothing changed.
+            ProposalError: No record waits under that id; nothing changed.
+            RecordError: The pending note file is malformed (naming it); nothing changed.
+        """
+        stamp = self._clock(now)
+        self.actors.require(self.actor, "approve", record_id=record_id, action=f"decline {record_id}")
+        with self._writing():
+            record = self.pending.get(record_id)
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(record.id,),
+                details={"verdict": PENDING_DECLINED, "reason": reason, "subject": record.subject or ""},
+                now=stamp,
+            )
+            self.pending.remove(record.id)
+
+
+def _still_disputed(record: MemoryRecord, live: MemoryRecord | None) -> LifecycleError:
+    sides = list(live.transition.sides) if live is not None and live.transition is not None else []
+    between = f" between {' and '.join(sides)}" if sides else ""
+    return LifecycleError(
+        f"{record.subject} is still disputed{between}: resolve the dispute before accepting",
+        record_id=record.id,
+        field="subject",
+        hint="`agent-memory resolve WINNER_ID LOSER_ID --reason …` settles it; then accept again",
+    )
 
 
 def _check_approvable(record: MemoryRecord, state: str) -> None:
