@@ -182,7 +182,10 @@ def test_a_state_line_supersedes_only_its_exact_subject_and_a_revert_brings_the_
     assert memory.get(other.record_id).state is State.ACTIVE
     revert(memory, chain.id, now=at(hours=4))
     live = memory.store.list(kind=Kind.STATE, subject="host:staging", state=State.ACTIVE)
-    assert [(r.body, r.provenance.ref) for r in live] == [("Staging runs on db-3.", f"revert:{chain.id}")]
+    assert [(r.body, r.provenance) for r in live] == [
+        ("Staging runs on db-3.", memory.get(old.record_id).provenance)
+    ]
+    assert live[0].state_reason == f"restored {old.record_id} by reverting maintenance proposal {chain.id}"
     chained = [i for i in chain.record_ids if i != old.record_id]
     assert {memory.get(i).state for i in chained} == {State.SUPERSEDED}
 

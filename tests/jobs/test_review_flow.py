@@ -114,9 +114,17 @@ def test_revert_of_a_merge_writes_correction_records_and_the_regret_rate_becomes
     merged = accept(memory, [merge.id], now=LATER).written[0]
     accept(memory, [filed["state"].id], now=LATER)
     outcome = revert(memory, merge.id, reason="they differ", now=at(days=3))
-    corrections = [v for v in outcome.written if v.provenance.ref == f"revert:{merge.id}"]
+    event = review_events(memory)[-1]
+    assert (event["verdict"], event["proposal_id"]) == ("reverted", merge.id)
+    restored = dict(event["restored"])  # type: ignore[call-overload]
+    assert sorted(restored.values()) == sorted(merge.record_ids) and event["created"] == sorted(restored)
+    corrections = [v for v in outcome.written if v.id in restored]
     assert sorted(c.body for c in corrections) == sorted([LEMON, HONEY])
-    assert all(c.provenance.kind == "correction" and c.state is State.ACTIVE for c in corrections)
+    for copy in corrections:  # each keeps its original's source; the revert is named in its reason
+        source = memory.get(restored[copy.id])
+        assert copy.provenance == source.provenance and copy.provenance.ref in {"s:1", "s:2"}
+        assert copy.state is State.ACTIVE and copy.state_reason is not None
+        assert copy.state_reason == f"restored {source.id} by reverting maintenance proposal {merge.id}"
     assert memory.get(merged.id).state is State.SUPERSEDED
     assert memory.get(merged.id).superseded_by in {c.id for c in corrections}
     for original in merge.record_ids:  # the originals stay retired, with every version kept

@@ -31,7 +31,8 @@ Jaccard ≥ 0.5 meets), ignoring terms held by more than half the Home and block
 Invariant: every change goes through :func:`agent_memory.proposals.validate_proposals`
 before it is written or kept; one that fails is a :class:`Rejection` with the gate's reason
 and writes nothing. Withdrawn records are skipped before any pass reads them. Pending
-proposals are returned (and written by the caller), never applied here.
+proposals are returned (and written by the caller), never applied here; one a person declined
+or reverted over the same, unchanged record versions is a rejection instead (``refused``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "Action",
     "ConsolidationConfig",
     "ConsolidationReport",
+    "Refused",
     "Rejection",
     "Writer",
     "consolidate",
@@ -70,6 +72,8 @@ COMMON_SIGNATURE_MIN_EPISODES = 10
 
 Writer = Callable[[str, list[Proposal]], list[MemoryRecord]]
 """Writes an applied pass's proposals (``pass_name, proposals`` → versions written)."""
+Refused = Callable[[PendingProposal, datetime], str | None]
+"""Why a person refused a proposal (``proposal, earliest write time of its records`` → reason or None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +131,11 @@ class _Run:
         salience: Salience | None,
         config: ConsolidationConfig,
         write: Writer | None,
+        refused: Refused | None = None,
     ) -> None:
         self.overlay = _Overlay(store)
         self.now, self.salience, self.config, self.write = now, salience, config, write
+        self.refused = refused
         self.report = ConsolidationReport()
         self.view: dict[str, MemoryRecord] = {}
         hidden = 0
@@ -194,18 +200,22 @@ class _Run:
         except AgentMemoryError as exc:
             self.reject(pass_name, str(exc), ids)
             return
-        self.report.proposals.append(
-            PendingProposal(
-                pass_name=pass_name,
-                action=action,
-                reason=reason,
-                record_ids=ids,
-                basis={r.id: basis_of(r) for r in basis},
-                made_at=self.now,
-                proposals=tuple(proposals),
-                flag=flag,
-            )
+        pending = PendingProposal(
+            pass_name=pass_name,
+            action=action,
+            reason=reason,
+            record_ids=ids,
+            basis={r.id: basis_of(r) for r in basis},
+            made_at=self.now,
+            proposals=tuple(proposals),
+            flag=flag,
         )
+        if self.refused is not None and basis:
+            why = self.refused(pending, min(r.updated_at or r.created_at for r in basis))
+            if why is not None:  # a person said no to this change over these versions
+                self.reject(pass_name, why, ids)
+                return
+        self.report.proposals.append(pending)
         self.claimed.update(ids)
 
     def pairs(self, records: list[MemoryRecord]) -> Iterator[tuple[MemoryRecord, MemoryRecord]]:
@@ -256,6 +266,7 @@ def consolidate(
     salience: Salience | None = None,
     config: ConsolidationConfig | None = None,
     write: Writer | None = None,
+    refused: Refused | None = None,
 ) -> ConsolidationReport:
     """Run every pass over ``store`` and return what was done, proposed and refused (module docstring).
 
@@ -270,11 +281,14 @@ def consolidate(
         write: Writes the applied passes' proposals (``dedup.exact``, ``contradiction``)
             and returns the versions written; ``None`` for a dry run (nothing is written,
             later passes see what would have been).
+        refused: Says why a person declined or reverted a proposal before (from the log's
+            ``review`` events); such a proposal becomes a rejection with that reason and
+            claims no record. ``None`` files every proposal.
 
     Returns:
         The report; pending proposals are in ``report.proposals``, not applied.
     """
-    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), write)
+    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), write, refused)
     for step in (_exact, _near, _state, _contradiction, _promotion, _rule_flags, _decay):
         step(run)
     return run.report

@@ -11,6 +11,18 @@ repository (:func:`~.branches.commit_maintenance_branch`, DESIGN.md §9 "Mainten
 a git failure becomes a ``branch`` rejection, the live files stay), and logs one
 ``consolidate`` event with counts, ids and the branch, never content (DESIGN.md §9).
 
+A proposal a person refused is not filed again (:class:`Refusals`): a reviewer who declines
+a proposal, or reverts one they accepted, has said no to that change over those records
+(DESIGN.md §5 "review accepts, rejects or later reverts each"). Without it the next run files
+the same proposal again: a declined one under the same id (derived from the pass, action and
+the digests of the records it was made from), a reverted merge over the correction records the
+revert wrote (the fresh-user trial of session 3). Refused are a proposal whose id a
+``declined`` verdict names, and one whose records are all, at their current versions, in the
+``after`` digests of a ``reverted`` verdict of the same pass; so a record written again since
+makes the proposal new. The log is read only from the earliest write time of a proposal's
+records (a verdict on those versions cannot be older), through
+:func:`~agent_memory.log.base.entries_from_time`; a run that proposes nothing reads none of it.
+
 Invariant: a dry run writes nothing (no record, no file, no log event); opening a dispute is
 logged as an ``intent`` first, so an interrupted run is rolled forward on the next open.
 """
@@ -18,14 +30,15 @@ logged as an ``intent`` first, so an interrupted run is rolled forward on the ne
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.jobs.consolidate import ConsolidationConfig, ConsolidationReport, Writer, consolidate
-from agent_memory.jobs.pending import PENDING_FOLDER
-from agent_memory.proposals import Proposal, apply_proposals
+from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal
+from agent_memory.log.base import LogEntry, OperationLog, entries_from_time
+from agent_memory.proposals import Proposal, validate_proposals
 from agent_memory.records import MemoryRecord
 
 if TYPE_CHECKING:
@@ -33,11 +46,10 @@ if TYPE_CHECKING:
 
     from agent_memory.governance.gate import Gate
     from agent_memory.home import Home
-    from agent_memory.log.base import OperationLog
     from agent_memory.salience import Salience
     from agent_memory.stores.base import RecordStore
 
-__all__ = ["ConsolidationMethods"]
+__all__ = ["ConsolidationMethods", "Refusals"]
 
 
 class ConsolidationMethods:
@@ -57,6 +69,8 @@ class ConsolidationMethods:
         def _writing(self) -> AbstractContextManager[None]: ...
 
         def _after_write(self, versions: Sequence[MemoryRecord]) -> None: ...
+
+        def _signed(self, record: MemoryRecord) -> MemoryRecord: ...
 
     def consolidate(
         self,
@@ -95,6 +109,7 @@ class ConsolidationMethods:
                 salience=self.salience,
                 config=config,
                 write=writer,
+                refused=Refusals(self.log).refusal,
             )
             if dry_run:
                 return report
@@ -143,12 +158,12 @@ class ConsolidationMethods:
             ids = tuple(dict.fromkeys(i for p in proposals for i in (p.target_id, p.other_id) if i))
             reason = f"{pass_name} (consolidation)"
             if pass_name != "contradiction":  # noqa: S105 - a pass name, not a secret
-                written = apply_proposals(self.store, proposals, now=stamp)
+                written = self._put_signed(proposals, stamp)
                 self._log_write("supersede", written, reason, stamp)
                 return written
             details = {"op": "dispute", "reason": reason, "subject": ""}
             intent = self.log.append("intent", actor=self.actor, record_ids=ids, details=details, now=stamp)
-            written = apply_proposals(self.store, proposals, now=stamp)
+            written = self._put_signed(proposals, stamp)
             self.log.append(
                 "intent-done",
                 actor=self.actor,
@@ -161,6 +176,16 @@ class ConsolidationMethods:
 
         return write
 
+    def _put_signed(self, proposals: list[Proposal], stamp: datetime) -> list[MemoryRecord]:
+        # apply_proposals, with each version signed by the Home as remember signs its records.
+        versions = [
+            v if v.signature else self._signed(v)
+            for v in validate_proposals(self.store, proposals, now=stamp)
+        ]
+        for version in versions:
+            self.store.put(version)
+        return versions
+
     def _log_write(self, action: str, written: list[MemoryRecord], reason: str, stamp: datetime) -> None:
         self.log.append(
             action,
@@ -170,3 +195,75 @@ class ConsolidationMethods:
             now=stamp,
         )
         self._after_write(written)
+
+
+class Refusals:
+    """The declines and reverts a run must honour, read lazily from an :class:`OperationLog`.
+
+    Args:
+        log: The Home's (or Memory's) operation log.
+    """
+
+    def __init__(self, log: OperationLog) -> None:
+        self._log = log
+        self._from: datetime | None = None  # the log is read from this time on
+        self._first_seq: int | None = None  # the first seq read
+        self._declined: dict[str, int] = {}  # proposal id -> seq of the decline
+        self._reverted: list[tuple[str, str, dict[str, str], int]] = []  # (pass, id, after, seq)
+        self.reads = 0
+        """Log entries read so far (for tests and stats)."""
+
+    def refusal(self, pending: PendingProposal, since: datetime) -> str | None:
+        """Return why ``pending`` must not be filed, or ``None`` when no person refused it.
+
+        Args:
+            pending: The proposal a run is about to file.
+            since: The earliest write time (aware) of the record versions it was made from;
+                verdicts before it cannot concern those versions, so the log is read from it.
+
+        Returns:
+            ``"declined by a person as <id> (seq N); no record changed since"`` or
+            ``"reverted by a person (<id>, seq N); no record changed since"``, else ``None``.
+
+        Raises:
+            LogError: The log cannot be read.
+        """
+        self._read_from(since)
+        seq = self._declined.get(pending.id)
+        if seq is not None:
+            return f"declined by a person as {pending.id} (seq {seq}); no record changed since"
+        basis = pending.basis
+        for pass_name, proposal_id, after, seq in self._reverted:
+            if pass_name == pending.pass_name and basis and all(after.get(i) == d for i, d in basis.items()):
+                return f"reverted by a person ({proposal_id}, seq {seq}); no record changed since"
+        return None
+
+    def _read_from(self, since: datetime) -> None:
+        if self._from is not None and self._from <= since:
+            return
+        stop = self._first_seq
+        for entry in _until(entries_from_time(self._log, since), stop):
+            self.reads += 1
+            self._fold(entry)
+            if self._first_seq is None or entry.seq < self._first_seq:
+                self._first_seq = entry.seq
+        self._from = since
+
+    def _fold(self, entry: LogEntry) -> None:
+        if str(entry.action) != "review":
+            return
+        details: Mapping[str, Any] = entry.details
+        verdict, proposal_id = details.get("verdict"), str(details.get("proposal_id", ""))
+        if verdict == "declined":
+            self._declined[proposal_id] = entry.seq
+        elif verdict == "reverted" and isinstance(details.get("after"), Mapping):
+            after = {str(k): str(v) for k, v in details["after"].items()}
+            self._reverted.append((str(details.get("pass", "")), proposal_id, after, entry.seq))
+
+
+def _until(entries: Iterable[LogEntry], stop: int | None) -> Iterator[LogEntry]:
+    """Yield ``entries`` up to (not including) the one with seq ``stop`` (all when ``None``)."""
+    for entry in entries:
+        if stop is not None and entry.seq >= stop:
+            return
+        yield entry

@@ -15,7 +15,8 @@ A consolidation run files each change it may not apply on its own as a
   superseded by a correction record restoring what it replaced (or archived when it replaced
   nothing, as a promoted rule); a created record in a dispute the proposal opened loses it
   (the other side active again, the created one superseded); every other record it retired
-  comes back as a new correction record; a flag goes back to its previous value. Nothing is
+  comes back as a new correction record (keeping the original's provenance, the revert named
+  in its ``state_reason`` and the log); a flag goes back to its previous value. Nothing is
   deleted or un-archived.
 - :func:`review_stats` folds the log into counts and the regret rate = reverted ÷ accepted
   (seed 003).
@@ -55,7 +56,7 @@ from agent_memory.jobs.branches import branch_proposals
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
 from agent_memory.lifecycle import resolve_transition
 from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import MemoryRecord, Provenance, State
+from agent_memory.records import MemoryRecord, State
 from agent_memory.stores.base import RecordStore, check_next_version
 
 if TYPE_CHECKING:
@@ -313,9 +314,14 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
     is refused, naming the record: a later change needs a person's correction instead). Then:
     a record the proposal created is superseded by a correction record restoring the first
     record it retired (archived when it retired none); each other retired record comes back
-    as a new correction record (provenance ``correction``, ref ``revert:<id>``); a flag
-    returns to its earlier value. Logs the writes and a ``review`` event
-    ``{"verdict": "reverted", "proposal_id", "created": [correction ids]}``.
+    as a new correction record. A correction record keeps the provenance of the record it
+    restores (its source did not change); its ``state_reason`` names the original and the
+    proposal. A flag returns to its earlier value. Logs the writes and a ``review`` event
+    ``{"verdict": "reverted", "proposal_id", "pass", "reason", "created": [correction ids],
+    "restored": {correction id: original id}, "after": {id: sha256 of its version now}}``,
+    ``after`` covering every record the acceptance or the revert wrote: consolidation reads it
+    so it does not propose the reverted change again over those unchanged records
+    (:class:`~agent_memory.jobs.consolidating.Refusals`).
 
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant.
@@ -344,16 +350,20 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
                     record_id=record_id,
                 )
         created = [str(i) for i in accepted.get("created", [])]
-        versions = _signed(memory, _compensation(memory, pending, created, stamp))
+        restored: dict[str, str] = {}
+        versions = _signed(memory, _compensation(memory, pending, created, stamp, restored))
         _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
-        made = sorted({v.id for v in versions if v.provenance.ref == f"revert:{proposal_id}"})
-        _verdict(memory, REVERTED, pending, stamp, reason=reason, created=made)
+        touched = sorted({*dict(accepted.get("written", {})), *(v.id for v in versions)})
+        after = {i: basis_of(memory.store.get(i)) for i in touched}
+        details = {"created": sorted(restored), "restored": restored, "after": after}
+        _verdict(memory, REVERTED, pending, stamp, reason=reason, **details)
     return Outcome(done=[proposal_id], written=versions)
 
 
 def _compensation(
-    memory: Memory, pending: PendingProposal, created: list[str], stamp: datetime
+    memory: Memory, pending: PendingProposal, created: list[str], stamp: datetime, restored: dict[str, str]
 ) -> list[MemoryRecord]:
+    """Return the compensating versions; fill ``restored`` with ``{correction id: original id}``."""
     store = memory.store
     if pending.flag is not None:
         current = store.get(pending.flag.id)
@@ -387,12 +397,15 @@ def _compensation(
         if state is not State.ACTIVE:
             continue
         if retired:
-            copy = _restored(memory, store.get(retired.pop(0)), pending.id, stamp, supersedes=record_id)
+            original = retired.pop(0)
+            copy = _restored(memory, store.get(original), pending.id, stamp, supersedes=record_id)
+            restored[copy.id] = original
             moves.append(Proposal(ProposalKind.SUPERSEDE, record=copy, target_id=record_id, reason=why))
         else:
             moves.append(Proposal(ProposalKind.ARCHIVE, target_id=record_id, reason=why))
     for record_id in retired:
         copy = _restored(memory, store.get(record_id), pending.id, stamp, supersedes=None)
+        restored[copy.id] = record_id
         moves.append(Proposal(ProposalKind.CREATE, record=copy))
     if not moves and not settled:
         raise ProposalError(f"proposal {pending.id}: nothing to compensate")
@@ -420,13 +433,17 @@ def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: da
 def _restored(
     memory: Memory, original: MemoryRecord, proposal_id: str, stamp: datetime, *, supersedes: str | None
 ) -> MemoryRecord:
+    # The copy keeps the original's provenance (its source, e.g. ``docs/cli.md#L444-L455``):
+    # where the knowledge came from did not change. The revert itself is in the log's
+    # ``reverted`` event and in the copy's ``state_reason``; ``signed_by`` names who wrote it.
     fields = {name: getattr(original, name) for name in _COPIED}
     record = MemoryRecord.create(
         type=original.type,
         body=original.body,
-        provenance=Provenance(kind="correction", ref=f"revert:{proposal_id}", agent=memory._address()),
+        provenance=original.provenance,
         created_at=stamp,
         supersedes=supersedes,
+        state_reason=f"restored {original.id} by reverting maintenance proposal {proposal_id}",
         **fields,
     )
     return memory._signed(record)
