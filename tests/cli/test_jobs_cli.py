@@ -116,8 +116,9 @@ def test_render_is_deterministic_never_autoloads_quarantine_and_refuses_a_hand_e
     index = tokyo / "index.md"
     index.write_text(index.read_text(encoding="utf-8").replace("Memory Index", "My Index"), encoding="utf-8")
     edited = snapshot(tokyo)
-    refused = cli("render", "--home", home)
-    assert refused.returncode == 3 and "index.md: edited by hand" in refused.stderr
+    kept = cli("render", "--home", home)
+    assert kept.returncode == 0 and "index.md: edited by hand" in kept.stderr
+    assert "left as it is" in kept.stderr
     assert snapshot(tokyo) == edited
     assert cli("render", "--check", "--home", home).returncode == 1
     forced = cli("render", "--force", "--home", home)

@@ -1,4 +1,3 @@
-import re
 import shutil
 from zoneinfo import ZoneInfo
 
@@ -120,20 +119,27 @@ def test_a_withdrawn_record_is_absent_from_every_view_and_its_page_goes(home: Ho
     assert kept.id in read(home, "MEMORY.md")
 
 
-def test_a_hand_edited_view_is_refused_and_nothing_is_written_unless_forced(filled: Home) -> None:
+def test_a_hand_edited_view_is_left_alone_while_every_other_view_is_written_unless_forced(
+    filled: Home,
+) -> None:
     render(filled)
     put(filled, make("A new fact after the edit.", hours=9))
     host = filled.root / "topics/host.md"
     host.write_text(read(filled, "topics/host.md").replace("db-4", "db-5"), encoding="utf-8")
-    before = snapshot(filled.root)
+    edited = host.read_bytes()
     (problem,) = check_views(filled)
     assert problem.path == "topics/host.md" and "edited by hand" in problem.detail
-    refused = re.escape("refusing to overwrite views edited by hand: topics/host.md")
-    with pytest.raises(StoreError, match=refused):
-        render(filled)
-    assert snapshot(filled.root) == before
+    before = snapshot(filled.root)
     checked = render(filled, check=True)
-    assert "MEMORY.md" in checked.written and snapshot(filled.root) == before
+    assert "MEMORY.md" in checked.written and checked.kept == () and snapshot(filled.root) == before
+    result = render(filled)
+    assert result.kept == ("topics/host.md",) and "topics/host.md" not in result.written
+    assert {"MEMORY.md", "index.md", "topics/facts.md"} <= set(result.written)
+    (left,) = result.problems
+    assert left.path == "topics/host.md" and "left as it is" in left.detail
+    assert host.read_bytes() == edited
+    assert "A new fact after the edit." in read(filled, "MEMORY.md") + read(filled, "topics/facts.md")
+    assert [p.path for p in check_views(filled)] == ["topics/host.md"]
     forced = render(filled, force=True)
     assert "topics/host.md" in forced.written and "db-4" in read(filled, "topics/host.md")
     assert check_views(filled) == []

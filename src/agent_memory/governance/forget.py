@@ -168,6 +168,8 @@ def forget(
         f"from recall, views and export; the content is retained and recoverable with "
         f"`agent-memory reinstate {control.withdrawal_id}`; erasure needs `agent-memory erase`"
     )
+    if memory.views_note:
+        lines["Memory"] += f"; {memory.views_note}"
     return ForgetReceipt(lines, control.withdrawal_id, covered, promoted)
 
 

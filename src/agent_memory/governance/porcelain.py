@@ -39,7 +39,7 @@ class WithdrawalMethods:
     """The withdrawal verbs of :class:`~agent_memory.memory.Memory` (seed 000 §12.2; DESIGN.md §9)."""
 
     views_note: str | None = None
-    """Set by the last withdraw or reinstate when a view edited by hand could not be re-rendered."""
+    """Set by the last withdraw or reinstate when views edited by hand were kept: what was done to them."""
 
     if TYPE_CHECKING:
         store: RecordStore
@@ -95,7 +95,7 @@ class WithdrawalMethods:
                 self.gate.state(), scope, reason=reason, actor=self.actor, now=stamp, zone=self.zone
             )
             append_control(self.log, control, actor=self.actor, now=stamp)
-        self._refresh_views()
+        self._refresh_views(control.withdrawal_id)
         return control
 
     def reinstate(
@@ -136,27 +136,39 @@ class WithdrawalMethods:
                 scope=scope,
             )
             append_control(self.log, control, actor=self.actor, now=stamp)
-        self._refresh_views()
+        self._refresh_views(control.withdrawal_id)
         return control
 
-    def _refresh_views(self) -> None:
-        """Re-render a Home's views after a control changed what may be shown (DESIGN.md §7).
+    def _refresh_views(self, control_id: str) -> None:
+        """Bring a Home's views in line with the gate after a control changed it (DESIGN.md §4, §7, §9).
 
-        Only a Home whose views were rendered before (``index.md`` exists) is rendered; where
-        render refuses (a view edited by hand), :attr:`views_note` says so, since that view
-        may still show what was just withdrawn.
+        Fails closed through :func:`~agent_memory.jobs.view_scrub.refresh_views`: views not
+        edited by hand are rendered again (only in a Home rendered before, i.e. ``index.md``
+        exists); in a view edited by hand every line carrying a withdrawn record's id or text
+        is removed and the person's other lines are kept. :attr:`views_note` says what was
+        done to views edited by hand (``None`` when there were none).
+
+        Raises:
+            StoreError: The views could not be brought in line (a note, view or the log
+                unreadable, a write failed); the message names the control already in force
+                and how to finish (``agent-memory render``).
         """
-        from agent_memory.errors import AgentMemoryError
-        from agent_memory.jobs.views import render
+        from agent_memory.errors import AgentMemoryError, StoreError
+        from agent_memory.jobs.view_scrub import refresh_views
 
         self.views_note = None
         home = getattr(self, "home", None)
-        if home is None or not (home.root / "index.md").exists():
+        if home is None:
             return
         try:
-            render(home)
+            done = refresh_views(home, render_views=(home.root / "index.md").exists())
         except AgentMemoryError as exc:
-            self.views_note = f"the views were not re-rendered: {exc}"
+            raise StoreError(
+                f"{control_id} is in force for recall and export, but the views could not be updated: {exc}",
+                path=str(home.root),
+                hint="fix the cause, then run `agent-memory render` (views may still show the scope)",
+            ) from exc
+        self.views_note = done.describe()
 
     def controls(self) -> list[WithdrawalControl]:
         """Return every withdrawal and reinstatement in log (causal) order; ``gate.state()`` resolves them."""

@@ -8,8 +8,9 @@ sidecar are purged. In order it
    lineage), the inbox and ``proposals/`` (:mod:`.sanitizing`);
 2. rewrites the MemoryFiles kept in the Home and every export the log knows by an absolute
    path (``export`` events), each erased record replaced by its tombstone;
-3. re-renders the views; views edited by hand (which render refuses to overwrite) get the
-   marker in place of the erased text instead;
+3. re-renders the views not edited by hand; views edited by hand (which render leaves alone)
+   get the marker in place of the erased text, and lose every line showing a withdrawn record
+   (:func:`~agent_memory.jobs.view_scrub.refresh_views`, the path withdrawal takes too);
 4. rewrites the git history when asked (:mod:`.git_erasure`), else leaves it;
 5. scans every file of the Home and every git object, decompressed, and builds one holder per
    area: ``notes/``, ``log/``, ``indexes`` (``.cache/``), ``salience``, ``archive/``,
@@ -40,7 +41,6 @@ from agent_memory.governance.sanitizing import (
     FileLineage,
     clean_proposals,
     marker,
-    replace_text,
     sanitize_archive,
     sanitize_inbox,
 )
@@ -65,7 +65,6 @@ AREAS: tuple[str, ...] = (
 """The file areas every Home erasure reports, whether or not they held the text."""
 
 _HUMAN_OWNED = {"conventions.md": "human-owned-file"}
-_VIEW_FILES = ("MEMORY.md", "index.md")
 
 
 @dataclass
@@ -186,20 +185,19 @@ def _home_exports(
 
 
 def _views(home: Home, needles: Sequence[bytes], erasure_id: str, sweep: Sweep) -> bool:
-    """Re-render the views; where render refuses (hand edits), put the marker in their text."""
-    from agent_memory.jobs.views import render
+    """Re-render the views; in views edited by hand, mark the erased text and drop withdrawn lines.
+
+    The one view path of withdrawal and erasure (:func:`~agent_memory.jobs.view_scrub.refresh_views`);
+    returns whether every view was rendered (no view edited by hand was left).
+    """
+    from agent_memory.jobs.view_scrub import refresh_views
 
     try:
-        render(home)
-        return True
-    except AgentMemoryError:
-        files = [home.root / name for name in _VIEW_FILES]
-        topics = home.root / "topics"
-        files += sorted(topics.glob("*.md")) if topics.is_dir() else []
-        for path in files:
-            if path.is_file() and replace_text(path, needles, erasure_id):
-                sweep.sanitized.append(path.relative_to(home.root).as_posix())
-        return False
+        done = refresh_views(home, needles=needles, erasure_id=erasure_id, held=True)
+    except AgentMemoryError:  # render failed (an unreadable note): scrub every view in place
+        done = refresh_views(home, needles=needles, erasure_id=erasure_id, render_views=False, held=True)
+    sweep.sanitized.extend(done.scrubbed)
+    return not done.kept and not done.scrubbed
 
 
 def _logged_exports(

@@ -18,8 +18,10 @@ Invariants: rendering reads only ``notes/``, the log and the ``archive/`` listin
 clock or a cache, so rendering twice gives identical bytes and every view can be deleted and
 rebuilt. Each view ends with ``<!-- agent-memory:digest sha256=<hex> -->``, the SHA-256 of
 the bytes before it; a view whose footer does not match (or that has none) was edited by
-hand: :func:`check_views` reports it and :func:`render` refuses to overwrite or delete it
-unless forced. A topic page without any footer that render no longer wants is never deleted.
+hand: :func:`check_views` reports it and :func:`render` leaves it as it is (writing every
+other view) unless forced, naming it in :attr:`RenderResult.kept`. A topic page without any
+footer that render no longer wants is never deleted. What a withdrawal or an erasure must
+still take out of a view edited by hand is removed by :mod:`agent_memory.jobs.view_scrub`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from agent_memory.errors import StoreError
 from agent_memory.governance.gate import Gate, GateView
 from agent_memory.home import Home
 from agent_memory.jobs.files import read_bytes, replace_bytes
@@ -60,7 +61,9 @@ __all__ = [
     "check_views",
     "exposed",
     "render",
+    "render_held",
     "seal",
+    "view_files",
 ]
 
 DEFAULT_BUDGET_TOKENS = 1000
@@ -112,6 +115,8 @@ class RenderResult:
         removed: Topic pages no record maps to any more (render had written them).
         problems: Views edited by hand (overwritten only when forced), and hand-made topic
             pages render leaves alone.
+        kept: Views edited by hand that render did not write (or remove) because it was
+            not forced: every other view was written.
         shown: Records in ``MEMORY.md``.
         over_budget: Autoloadable records left out of ``MEMORY.md`` by the budget.
         used_tokens: Tokens of the bodies in ``MEMORY.md``.
@@ -121,6 +126,7 @@ class RenderResult:
     unchanged: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     problems: tuple[ViewProblem, ...] = ()
+    kept: tuple[str, ...] = ()
     shown: int = 0
     over_budget: int = 0
     used_tokens: int = 0
@@ -132,6 +138,7 @@ class RenderResult:
             "unchanged": list(self.unchanged),
             "removed": list(self.removed),
             "problems": [str(problem) for problem in self.problems],
+            "kept": list(self.kept),
             "memory": {"shown": self.shown, "over_budget": self.over_budget, "used_tokens": self.used_tokens},
         }
 
@@ -230,7 +237,7 @@ def check_views(home: Home) -> list[ViewProblem]:
     A fresh Home's placeholder ``MEMORY.md`` counts as written by render.
     """
     problems = []
-    for path in _view_files(home.root):
+    for path in view_files(home.root):
         problem = _problem(home.root, path)
         if problem is not None:
             problems.append(problem)
@@ -242,75 +249,90 @@ def render(
 ) -> RenderResult:
     """Write the views of the Home from its notes and log (seed 000 §8-§11; DESIGN.md §5 "Views").
 
+    Every view not edited by hand is written (or, for an obsolete topic page, removed); a
+    view edited by hand is left as it is, unless ``force``, and named in
+    :attr:`RenderResult.kept` and :attr:`RenderResult.problems`. Takes the writer lock.
+
     Args:
         home: The Home.
-        force: Overwrite (or remove) views edited by hand instead of refusing.
+        force: Overwrite (or remove) views edited by hand too; their edits are lost.
         budget_tokens: ``MEMORY.md`` budget (tokens, 4 characters each), ≥ 1.
         check: Write nothing; report what differs and which views were edited.
 
     Raises:
-        StoreError: A view render would overwrite or remove was edited by hand (all are
-            listed; nothing is written), a note file cannot be read, or a write failed.
+        StoreError: A note file or a view cannot be read, or a write failed.
         LogError: The log (review events, withdrawal controls) cannot be read; the gate
             fails closed and nothing is written.
         ValueError: ``budget_tokens`` below 1.
     """
-    root = home.root
     with home.writer_lock():
-        store = home.store()
-        view = Gate(home.log(), store).view()
-        reviews = ReviewBook(home.log())
-        archive = root / "archive"
-        files = sorted(p.name for p in archive.glob("*.md")) if archive.is_dir() else []
-        views, stats = build_views(
-            store.list(),
-            reviews.state_of,
-            lambda record: exposed(record, view),
-            zone=home.settings.zone,
-            budget_tokens=budget_tokens,
-            archive_files=files,
-        )
-        existing = {str(p.relative_to(root)): p for p in _view_files(root)}
-        obsolete = sorted(name for name in existing if name.startswith("topics/") and name not in views)
-        problems = [p for p in (_problem(root, existing[name]) for name in sorted(existing)) if p is not None]
-        blocking = [
-            p for p in problems if p.path in views or (p.path in obsolete and _sealed(existing[p.path]))
-        ]
-        if blocking and not force and not check:
-            raise StoreError(
-                "refusing to overwrite views edited by hand: " + "; ".join(str(p) for p in blocking),
-                path=str(root / blocking[0].path),
-                hint="move your change into memory (remember, edit, review), or render --force to discard it",
-            )
-        written, unchanged = [], []
-        for name, text in views.items():
-            data = text.encode("utf-8")
-            if name in existing and read_bytes(existing[name]) == data:
-                unchanged.append(name)
-                continue
-            written.append(name)
-            if not check:
-                replace_bytes(root / name, data)
-        removed = [
-            name
-            for name in obsolete
-            if _problem(root, existing[name]) is None or (force and _sealed(existing[name]))
-        ]
+        return render_held(home, force=force, budget_tokens=budget_tokens, check=check)
+
+
+def render_held(
+    home: Home, *, force: bool = False, budget_tokens: int = DEFAULT_BUDGET_TOKENS, check: bool = False
+) -> RenderResult:
+    """:func:`render` for a caller that already holds the Home's writer lock (same arguments and errors)."""
+    root = home.root
+    store = home.store()
+    view = Gate(home.log(), store).view()
+    reviews = ReviewBook(home.log())
+    archive = root / "archive"
+    files = sorted(p.name for p in archive.glob("*.md")) if archive.is_dir() else []
+    views, stats = build_views(
+        store.list(),
+        reviews.state_of,
+        lambda record: exposed(record, view),
+        zone=home.settings.zone,
+        budget_tokens=budget_tokens,
+        archive_files=files,
+    )
+    existing = {str(p.relative_to(root)): p for p in view_files(root)}
+    obsolete = sorted(name for name in existing if name.startswith("topics/") and name not in views)
+    problems = [p for p in (_problem(root, existing[name]) for name in sorted(existing)) if p is not None]
+    blocking = {
+        p.path for p in problems if p.path in views or (p.path in obsolete and _sealed(existing[p.path]))
+    }
+    kept = set() if force or check else blocking
+    written, unchanged = [], []
+    for name, text in views.items():
+        data = text.encode("utf-8")
+        if name in existing and read_bytes(existing[name]) == data:
+            unchanged.append(name)
+            continue
+        if name in kept:
+            continue
+        written.append(name)
         if not check:
-            for name in removed:
-                existing[name].unlink(missing_ok=True)
-        return RenderResult(
-            written=tuple(written),
-            unchanged=tuple(unchanged),
-            removed=tuple(removed),
-            problems=tuple(problems),
-            shown=stats.shown,
-            over_budget=stats.over_budget,
-            used_tokens=stats.used_tokens,
-        )
+            replace_bytes(root / name, data)
+    removed = [
+        name
+        for name in obsolete
+        if _problem(root, existing[name]) is None or (force and _sealed(existing[name]))
+    ]
+    if not check:
+        for name in removed:
+            existing[name].unlink(missing_ok=True)
+    return RenderResult(
+        written=tuple(written),
+        unchanged=tuple(unchanged),
+        removed=tuple(removed),
+        problems=tuple(_left(p) if p.path in kept else p for p in problems),
+        kept=tuple(sorted(kept)),
+        shown=stats.shown,
+        over_budget=stats.over_budget,
+        used_tokens=stats.used_tokens,
+    )
 
 
-def _view_files(root: Path) -> list[Path]:
+def _left(problem: ViewProblem) -> ViewProblem:
+    return ViewProblem(
+        problem.path, f"{problem.detail}; left as it is (render --force overwrites it, losing the edit)"
+    )
+
+
+def view_files(root: Path) -> list[Path]:
+    """Return the view files present under ``root``: ``MEMORY.md``, ``index.md``, ``topics/*.md``."""
     paths = [root / "MEMORY.md", root / "index.md"]
     topics = root / "topics"
     if topics.is_dir():
