@@ -174,5 +174,7 @@ def test_a_withdrawal_leaves_the_rendered_views_at_once_and_a_hand_edited_view_i
     with (home / "MEMORY.md").open("a", encoding="utf-8") as view:
         view.write("\nA note of mine.\n")
     result = cli("withdraw", "--record", gone, "--reason", "again", "--home", str(home))
-    assert result.returncode == 0 and "warning: the views were not re-rendered" in result.stderr
+    assert result.returncode == 0
+    assert "views edited by hand (MEMORY.md) were not re-rendered" in result.stderr
+    assert "Falcon-7" not in (home / "MEMORY.md").read_text("utf-8")
     assert "A note of mine." in (home / "MEMORY.md").read_text("utf-8")
