@@ -212,10 +212,7 @@ def _import(step: _Steps, memory: Memory, fmt: str, source: str) -> ImportReport
         else f"the first {MAX_SESSIONS} sessions of each question's haystack"
     )
     echo(f"  bounded to {bound}, at most {MAX_ITEMS} items, so the demo stays under a minute")
-    echo(
-        f"  read {report.read}, added {len(report.added)}, {report.present} already present "
-        f"(identical text), {len(report.errors)} refused"
-    )
+    echo(f"  {report.summary()}")
     for problem in report.errors[:3]:
         echo(f"  refused {problem}")
     for record_id in report.added[:2]:

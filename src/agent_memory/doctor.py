@@ -210,6 +210,10 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
 
         result = render(home)
         fixed.append(f"views: re-rendered {', '.join(result.written + result.removed) or 'nothing'}")
+        if result.kept:
+            fixed.append(
+                f"views: left {', '.join(result.kept)} as edited by hand (render --force overwrites)"
+            )
     if "salience" in failed:
         (home.cache_dir / "salience.json").unlink(missing_ok=True)
         fixed.append(
@@ -369,9 +373,10 @@ def _check_views(home: Home) -> Check:
     stale += [f"{name}: obsolete (render would remove it)" for name in result.removed]
     if edited:
         note = [
-            "not re-rendered by --fix: views edited by hand are yours to move into memory or render --force"
+            "--fix re-renders the other views; views edited by hand are yours to move into memory "
+            "or render --force"
         ]
-        return Check("views", False, tuple(edited + stale + note))
+        return Check("views", False, tuple(edited + stale + note), fixable=bool(stale))
     if stale:
         fix = "derived: agent-memory render (or doctor --fix) writes them again from notes/ and log/"
         return Check("views", True, (*stale, fix), fixable=True, warning=True)

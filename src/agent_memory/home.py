@@ -123,7 +123,11 @@ class Home:
         root = Path(path).expanduser()
         if (root / "memory.toml").exists():
             raise ConfigError("already a Home", path=str(root), hint="open it, or choose another folder")
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        if root.exists() and not root.is_dir():
+            raise ConfigError(
+                "is a file, not a folder", path=str(root), hint="init a Home in a new or empty folder"
+            )
+        if root.exists() and any(root.iterdir()):
             raise ConfigError(
                 "not an empty folder", path=str(root), hint="init a Home in a new or empty folder"
             )

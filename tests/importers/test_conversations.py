@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,7 +16,7 @@ from agent_memory.memory import Memory
 
 
 def _bodies(memory: Memory) -> dict[str, str]:
-    return {r.provenance.ref: r.body for r in memory.store.list()}
+    return {r.provenance.ref or "": r.body for r in memory.store.list()}
 
 
 def _all_text(root: Path) -> str:
@@ -88,7 +89,8 @@ def test_gold_labels_never_reach_notes_log_or_cache(home: Path, tmp_path: Path) 
 
 
 def test_a_malformed_file_is_reported_and_the_next_file_still_imports(home: Path, tmp_path: Path) -> None:
-    broken = [{**LOCOMO[0], "conversation": {**LOCOMO[0]["conversation"], "session_2_date_time": "someday"}}]
+    sample = cast(dict[str, Any], LOCOMO[0])
+    broken = [{**sample, "conversation": {**sample["conversation"], "session_2_date_time": "someday"}}]
     bad = write_json(tmp_path / "bad.json", broken)
     good = write_json(tmp_path / "locomo.json", LOCOMO)
     with Memory.open(home, source_kind="import") as memory:

@@ -20,7 +20,8 @@ from jsonschema import Draft202012Validator
 from mcp.types import Tool
 from mcp_harness import TOOLS, Connected, connect, grant, new_home, stdio_params
 
-READERS = {"recall", "status", "nas_recall"}
+READERS = {"status"}
+TOUCHERS = {"recall", "nas_recall"}  # they count each record returned: not read-only, not idempotent
 DESTRUCTIVE = {"supersede", "resolve", "consolidate", "redact"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 TIME_NAMES = re.compile(r"(_at|^as_of|^valid_from|^valid_to)$")
@@ -141,6 +142,26 @@ def test_every_tool_carries_all_three_hints_and_only_the_readers_are_read_only(l
     by_name = {tool.name: tool.annotations for tool in listed}
     assert by_name["remember"] is not None and by_name["remember"].idempotent_hint is True
     assert by_name["consolidate"] is not None and by_name["consolidate"].idempotent_hint is False
+    for name in TOUCHERS:
+        touch = by_name[name]
+        assert touch is not None and (touch.read_only_hint, touch.idempotent_hint) == (False, False), name
+
+
+def test_recall_is_annotated_as_it_behaves_a_repeat_scores_the_records_it_touched_higher(
+    served: tuple[Path, Connected, list[Tool]],
+) -> None:
+    home, client, listed = served
+    client.ok("remember", text="The pager rotation changes every Tuesday", source="wiki")
+    notes_before = {p: p.read_bytes() for p in (home / "notes").rglob("*") if p.is_file()}
+    first, second = (client.ok("recall", query="pager rotation Tuesday")["records"] for _ in range(2))
+    assert [r["id"] for r in first] == [r["id"] for r in second] and first
+    assert second[0]["score"] > first[0]["score"]  # a repeat answers differently: not idempotent
+    assert {
+        p: p.read_bytes() for p in (home / "notes").rglob("*") if p.is_file()
+    } == notes_before  # no record changed
+    [recall] = [tool for tool in listed if tool.name == "recall"]
+    assert recall.annotations is not None and recall.annotations.idempotent_hint is False
+    assert recall.annotations.read_only_hint is False
 
 
 def test_every_listed_schema_meets_the_strict_client_rules_and_every_parameter_is_described(
@@ -164,7 +185,8 @@ def test_an_argument_the_schema_does_not_name_is_refused_by_name_and_nothing_run
 ) -> None:
     _, client, _ = served
     text = client.error("remember", text="Typos must not be dropped silently", tagz=["x"])
-    assert "tagz" in text and "Extra inputs are not permitted" in text
+    assert "\n" not in text and "tagz: not an argument of remember" in text, text
+    assert "hint: remember takes text, tags, source," in text, text
     assert not client.ok("recall", query="typos dropped silently")["records"]
 
 

@@ -242,14 +242,38 @@ def test_arguments_outside_the_schema_are_refused_before_the_porcelain_runs(serv
     client = servers.trusted
     before = stored(servers.home)
     named = {
-        "budget_tokens": client.error("recall", query="x", budget_tokens=0),
-        "text": client.error("remember", text=""),
-        "kind": client.error("remember", text="ok", kind="maybe"),
-        "old_id": client.error("supersede", old_id="../../etc/passwd", text="x", reason="y"),
+        "budget_tokens: input should be greater than or equal to 1 (got 0)": client.error(
+            "recall", query="x", budget_tokens=0
+        ),
+        "query: string should have at least 1 character (got '')": client.error("recall", query=""),
+        "query: string should match pattern '\\S' (got '  ')": client.error("recall", query="  "),
+        "text: string should have at least 1 character": client.error("remember", text=""),
+        "kind: input should be 'knowledge' or 'state' (got 'maybe')": client.error(
+            "remember", text="ok", kind="maybe"
+        ),
+        "old_id: string should match pattern": client.error(
+            "supersede", old_id="../../etc/passwd", text="x", reason="y"
+        ),
+        "tags[1]: input should be a valid string (got 3)": client.error("remember", text="ok", tags=["a", 3]),
+        "reason: required; authority: required": client.error("redact", record_id="mem:" + "a" * 32),
     }
-    for argument, text in named.items():
-        assert argument in text, (argument, text)
+    for problem, text in named.items():
+        assert "\n" not in text and "errors.pydantic.dev" not in text, text
+        assert text.startswith("Error executing tool ") and ": invalid arguments: " in text, text
+        assert problem in text, (problem, text)
     assert stored(servers.home) == before
+
+
+def test_supersede_with_the_current_text_is_refused_and_writes_no_version(servers: Servers) -> None:
+    client = servers.trusted
+    target = client.ok("remember", text="The on-call phone is in drawer 3", source="desk")["record_id"]
+    before = stored(servers.home)
+    for same in ("The on-call phone is in drawer 3", " The on-call phone is in drawer 3\n"):
+        text = client.error("supersede", old_id=target, text=same, reason="no change")
+        assert "\n" not in text and f"{target}: text: is identical to the record's current text" in text, text
+    assert stored(servers.home) == before
+    moved = client.ok("supersede", old_id=target, text="The on-call phone is in drawer 4", reason="moved")
+    assert moved["superseded"] == target
 
 
 def test_feedback_is_logged_for_the_session_and_changes_no_record(servers: Servers) -> None:

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "approve": (
         "agent_memory.cli.governance:approve",
-        "Approve the quarantined record RECORD_ID: it may then be autoloaded (a review event in the log).",
+        "Approve the quarantined records RECORD_ID…: they may then be autoloaded (review events in the log).",
     ),
     "archive": (
         "agent_memory.cli.memory:archive_",

@@ -49,17 +49,24 @@ def erase(
     named with --cascade). git history is rewritten only with --rewrite-git (clones and
     remotes are out of reach: reported unevaluated); without it, it is reported
     partially-completed while its objects still hold the text. Exit status 3 when refused
-    (no erase grant, unknown id, already erased); nothing is written then.
+    (no erase grant, unknown id, already erased); nothing is written then. An unknown or
+    already erased ID is refused before the confirmation is asked.
     """
+    from agent_memory.errors import LifecycleError
     from agent_memory.home import resolve_home
     from agent_memory.memory import Memory
 
-    if not yes:
-        click.confirm(
-            f"Erase {len(record_ids) + len(cascade)} record(s) irreversibly? This cannot be undone",
-            abort=True,
-        )
     with Memory.open(resolve_home(home), source_kind="cli") as memory:
+        if not yes:
+            # Refuse what erase would refuse anyway before asking: a confirmation of an id
+            # that does not exist reads as if there were something to erase.
+            for record_id in dict.fromkeys([*record_ids, *cascade]):
+                if memory.store.history(record_id)[-1].redacted:  # RecordNotFound: unknown id
+                    raise LifecycleError("already erased", record_id=record_id)
+            click.confirm(
+                f"Erase {len(record_ids) + len(cascade)} record(s) irreversibly? This cannot be undone",
+                abort=True,
+            )
         receipt = memory.erase(
             record_ids, reason=reason, authority=authority, cascade=cascade, rewrite_git=rewrite_git
         )

@@ -125,7 +125,9 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
     it is recallable, marked, and never autoloaded. Review state comes only from review
     events in the log. Withdrawn records are not listed, only counted. Maintenance proposals
     (from distill and consolidate) are listed one a line; ``agent-memory proposals`` shows
-    what each would write, ``accept ID`` or ``reject ID`` decides it. ``--json`` adds
+    what each would write, ``accept ID`` or ``reject ID`` decides it. A pending record (a
+    state value held back because its subject was disputed) is decided the same way:
+    ``accept ID`` writes it once the dispute is resolved, ``decline ID`` drops it. ``--json`` adds
     ``"proposals": [{"id", "pass", "action", "record_ids", "reason"}]`` to the queue.
     """
     from agent_memory.governance.queue import review_queue
@@ -157,6 +159,12 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
         click.echo(f"({queue.withdrawn} more withdrawn: not shown)")
     for pending in waiting:
         click.echo(f"{pending.id}  proposal  {pending.pass_name} {pending.action}  {pending.reason}")
+    held = sum(1 for item in queue.items if item.queue == "pending")
+    if held:
+        click.echo(
+            f"{held} pending record(s): accept ID writes one (once its subject's dispute is resolved), "
+            "decline ID drops it"
+        )
     if waiting:
         click.echo(
             f"{len(waiting)} proposal(s): `agent-memory proposals` shows their diffs; accept ID or reject ID"
@@ -167,11 +175,12 @@ def _decide(record_id: str, verdict: str, reason: str, home: str | None, as_json
     from agent_memory.errors import ProposalError
 
     with _open(home) as memory:
-        if any(record.id == record_id for record in memory.pending.list()):
+        if memory.pending.find(record_id) is not None:
             raise ProposalError(
-                f"{record_id} is a pending proposal (its subject is disputed), not a stored record",
+                "is a pending record (held back because its subject was disputed), not a stored one",
                 record_id=record_id,
-                hint="a pending record is accepted or rejected as a proposal, not approved",
+                hint=f"`agent-memory accept {record_id}` writes it (resolve the dispute first), "
+                f"`agent-memory decline {record_id}` drops it",
             )
         memory.review(record_id, verdict, reason)
         actor = memory.actor
@@ -183,13 +192,55 @@ def _decide(record_id: str, verdict: str, reason: str, home: str | None, as_json
 
 
 @click.command()
-@click.argument("record_id")
-@click.option("--reason", default="", help="Why, in a sentence.")
+@click.argument("record_ids", nargs=-1, required=True, metavar="RECORD_ID...")
+@click.option("--reason", default="", help="Why, in a sentence (the same for every record).")
 @home_option
 @json_option
-def approve(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
-    """Approve the quarantined record RECORD_ID: it may then be autoloaded (a review event in the log)."""
-    _decide(record_id, "approve", reason, home, as_json)
+def approve(record_ids: tuple[str, ...], reason: str, home: str | None, as_json: bool) -> None:
+    """Approve the quarantined records RECORD_ID…: they may then be autoloaded (review events in the log).
+
+    Every id is checked before any is approved (DESIGN.md §9; fresh-user trial, session 3): an
+    unknown id (RecordNotFound), a pending proposal (ProposalError), or a record neither
+    quarantined nor rejected (LifecycleError) refuses the whole command and nothing is
+    approved. An id given twice is approved once. All approvals share one opened Home (one
+    git commit). Prints ``approved ID (by ACTOR)`` per record; ``--json`` prints
+    ``{"record_id", "verdict", "actor", "reason"}`` for one id, a list of them for several.
+    """
+    from agent_memory.errors import LifecycleError, ProposalError
+    from agent_memory.review import ReviewBook
+
+    wanted = list(dict.fromkeys(record_ids))
+    none = "; none of the records given was approved" if len(wanted) > 1 else ""
+    with _open(home) as memory:
+        pending = {record.id for record in memory.pending.list()}
+        book = ReviewBook(memory.log)
+        for record_id in wanted:
+            if record_id in pending:
+                raise ProposalError(
+                    "is a pending record (held back because its subject was disputed), not a stored one",
+                    record_id=record_id,
+                    hint=f"`agent-memory accept {record_id}` writes it (resolve the dispute first), "
+                    f"`agent-memory decline {record_id}` drops it" + none,
+                )
+            record = memory.get(record_id)
+            if book.state_of(record) not in ("quarantined", "rejected"):
+                why = "it is not tainted, so it was never quarantined and needs no approval"
+                if record.taint:
+                    why = "it is already approved"
+                raise LifecycleError(
+                    f"nothing to approve: {why}",
+                    record_id=record_id,
+                    field="verdict",
+                    hint="`agent-memory review` lists the quarantined records" + none,
+                )
+        memory.review_many(wanted, "approve", reason)
+        actor = memory.actor
+    done = [{"record_id": rid, "verdict": "approve", "actor": actor, "reason": reason} for rid in wanted]
+    if as_json:
+        echo_json(done[0] if len(done) == 1 else done)
+        return
+    for record_id in wanted:
+        click.echo(f"approved {record_id} (by {actor})")
 
 
 @click.command()
@@ -200,7 +251,8 @@ def approve(record_id: str, reason: str, home: str | None, as_json: bool) -> Non
 def reject(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
     """Reject RECORD_ID: kept for the record, down-weighted like superseded, never autoloaded.
 
-    Given a maintenance proposal id (cons-…, dist-…) instead, decline that proposal (DESIGN.md §9).
+    Given a maintenance proposal id (cons-…, dist-…) instead, decline that proposal; given a
+    pending record (queue ``pending`` in ``review``), drop it as ``decline`` does (DESIGN.md §9).
     """
     from agent_memory.jobs.pending import is_proposal_id
 
@@ -208,4 +260,10 @@ def reject(record_id: str, reason: str, home: str | None, as_json: bool) -> None
         from agent_memory.cli.proposals import reject_proposal
 
         raise click.exceptions.Exit(reject_proposal(home, record_id, reason, as_json))
+    with _open(home) as memory:
+        held = memory.pending.find(record_id) is not None
+    if held:
+        from agent_memory.cli.proposals import decline_pending_record
+
+        raise click.exceptions.Exit(decline_pending_record(home, record_id, reason, as_json))
     _decide(record_id, "reject", reason, home, as_json)

@@ -31,13 +31,19 @@ def init(
     Lays out memory.toml, MEMORY.md, conventions.md, inbox.md, notes/, archive/, log/,
     proposals/, topics/, golden.yaml and .cache/; creates the Home's key pair outside the
     folder (mode 0600); makes the folder a git repository with a first commit unless
-    --no-git. Fails if the folder is already a Home or is not empty, and an empty PATH
-    is a usage error (it never means the default).
+    --no-git. Fails if the folder is already a Home or is not empty, or PATH is a file
+    (exit 3; nothing is written), and an empty PATH is a usage error (it never means the default).
     """
+    from agent_memory.errors import ConfigError
     from agent_memory.home import Home, resolve_home
     from agent_memory.signing import address_of
 
-    created = Home.init(resolve_home(path or home), timezone=timezone, key_file=key_file, git=not no_git)
+    root = resolve_home(path or home).expanduser()
+    if root.exists() and not root.is_dir():
+        raise ConfigError(
+            "is a file, not a folder", path=str(root), hint="init a Home in a new or empty folder"
+        )
+    created = Home.init(root, timezone=timezone, key_file=key_file, git=not no_git)
     agent = address_of(created.identity())
     if as_json:
         echo_json(

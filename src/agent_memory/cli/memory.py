@@ -126,8 +126,15 @@ def remember(
             click.echo(text_, err=True)
 
 
+def _words(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Click callback: refuse an empty or blank QUERY (a usage error, exit 2), as the MCP tool does."""
+    if not value.strip():
+        raise click.BadParameter("must hold at least one word (an empty query matches nothing)")
+    return value
+
+
 @click.command()
-@click.argument("query")
+@click.argument("query", callback=_words)
 @click.option(
     "--budget", "budget", type=int, default=2000, show_default=True, help="Token budget (4 chars/token)."
 )
@@ -157,7 +164,7 @@ def recall(
     line per record in rank order: its rank, id, kind/state (and review state when there is
     one), score and the reasons it was included. When nothing matches, the block says so and
     a one-line note goes to stderr; the exit status is still 0. --json prints the records
-    with the same fields (DESIGN.md §8).
+    with the same fields (DESIGN.md §8). An empty or blank QUERY is a usage error (exit 2).
     """
     with _open(home) as memory:
         result = memory.recall(
@@ -208,10 +215,21 @@ def supersede(
 ) -> None:
     """Replace the active record OLD_ID with a new record of TEXT (same kind, subject, namespace).
 
-    Control characters (other than tabs and line breaks) in TEXT or --source are refused.
+    Control characters (other than tabs and line breaks) in TEXT or --source are refused, and
+    so is a TEXT identical to OLD_ID's current text (exit 3; nothing is written either way).
     """
+    from agent_memory.errors import RecordError
+    from agent_memory.writing import normalize_text
+
     _plain(text=text, source=source)
     with _open(home) as memory:
+        if normalize_text(text, "text") == memory.get(old_id).body:
+            raise RecordError(
+                "is identical to the record's current text: nothing to supersede, nothing was changed",
+                record_id=old_id,
+                field="text",
+                hint="give the corrected text",
+            )
         result = memory.supersede(
             old_id, text, source=source or _default_source(), reason=reason, expected_version=expected_version
         )

@@ -108,8 +108,12 @@ def import_(
     file) of another tool's Markdown memory: records cite FILE#L<first>-L<last>, and arrive
     tainted external (quarantined until approved) unless --trust is given. Symbolic links
     leading out of the folder, binary files and files over 1 MiB are skipped and reported;
-    a malformed file is reported (exit status 1) and the other files still import.
-    See docs/importers.md.
+    a malformed file is reported (exit status 1) and the other files still import. A folder
+    holding none of the format's files is an error. A folder that is an agent-memory Home is
+    skipped and reported, and agent-memory's own bind block and view footers are never read.
+    The summary counts the records left quarantined (--json: "quarantined"); approve them
+    with `agent-memory approve ID…`. Importing again with --trust does not lift the
+    quarantine of records already present. See docs/importers.md.
 
     Verifies each file first (it must be signed; every record naming a signer must verify);
     adds only records whose id is new and reports the others as skipped. Records not
@@ -191,6 +195,12 @@ def import_(
             click.echo(
                 f"{path}: added {len(report.added)}, skipped {len(report.skipped)} already present, "
                 f"{len(report.tainted)} tainted external"
+                + (
+                    " (quarantined: review them with `agent-memory review`, approve with "
+                    "`agent-memory approve ID…`; memory.toml [trust] vouches for a signer)"
+                    if report.tainted
+                    else ""
+                )
             )
             if report.controls_added or report.withdrawn:
                 click.echo(
@@ -226,11 +236,7 @@ def _import_items(
         if report.error is not None:
             click.echo(f"FAIL {report.error}", err=True)
             continue
-        click.echo(
-            f"{report.path}: read {report.read}, added {len(report.added)}, "
-            f"{report.present} already present, {len(report.errors)} refused"
-            + (f", {len(report.skipped)} files skipped" if report.skipped else "")
-        )
+        click.echo(f"{report.path}: {report.summary()}")
         for problem in report.errors:
             click.echo(f"  refused {problem}", err=True)
         for problem in report.skipped:

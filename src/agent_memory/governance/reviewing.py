@@ -17,6 +17,7 @@ accept interrupted after its write is finished by the next ``accept_pending`` of
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -80,20 +81,36 @@ class ReviewMethods:
             LifecycleError: ``approve`` of a record that is neither quarantined nor rejected
                 (field ``verdict``); nothing is written.
         """
+        self.review_many((record_id,), verdict, reason, now=now)
+
+    def review_many(
+        self, record_ids: Sequence[str], verdict: str, reason: str = "", *, now: datetime | None = None
+    ) -> None:
+        """Log the same review of several records, all or none, under one writer lock.
+
+        Every id is checked (grant, existence, and for ``approve`` that it lifts something)
+        before any event is written; one ``review`` event per record, as :meth:`review` logs.
+
+        Raises:
+            As :meth:`review`, for the first id refused; then nothing is written.
+        """
         stamp = self._clock(now)
         self._reviews.check_verdict(verdict)
-        require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
+        for record_id in record_ids:
+            require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
         with self._writing():
-            record = self.store.get(record_id)
+            records = [self.store.get(record_id) for record_id in record_ids]
             if verdict == "approve":
-                _check_approvable(record, self._reviews.state_of(record))
-            self.log.append(
-                "review",
-                actor=self.actor,
-                record_ids=(record_id,),
-                details={"verdict": verdict, "reason": reason},
-                now=stamp,
-            )
+                for record in records:
+                    _check_approvable(record, self._reviews.state_of(record))
+            for record in records:
+                self.log.append(
+                    "review",
+                    actor=self.actor,
+                    record_ids=(record.id,),
+                    details={"verdict": verdict, "reason": reason},
+                    now=stamp,
+                )
 
     def pending_plan(self, record_id: str) -> Plan:
         """Return what accepting the pending record ``record_id`` would do now (writes nothing).

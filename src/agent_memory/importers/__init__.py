@@ -102,6 +102,11 @@ class ImportReport:
         skipped: ``"<file>: <reason>"`` for each file of a folder left out on purpose.
         error: The message when the whole input could not be read (nothing was written).
         held: ``{source anchor: record id}`` for every item now held (added or already present).
+        quarantined: Records held (added or already present) that are quarantined after the
+            import: tainted and not approved (``agent-memory review`` lists them).
+        quarantined_present: Of those, the ones already present before this import
+            (``--trust`` vouches only for what it adds; an older quarantine stays).
+        trusted: The import was vouched for (``trust=True``).
     """
 
     path: str
@@ -113,6 +118,34 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     error: str | None = None
     held: dict[str, str] = field(default_factory=dict)
+    quarantined: int = 0
+    quarantined_present: int = 0
+    trusted: bool = False
+
+    def summary(self) -> str:
+        """Return the one-line text summary of ``agent-memory import`` (and the demo).
+
+        E.g. ``"read 172, added 172, 0 already present, 0 refused, 172 quarantined (review
+        them with …)"``: the quarantine part, when any record held is quarantined, says how
+        to review and approve them, and either how to vouch for a source (untrusted import)
+        or that records already present stay quarantined (``--trust``).
+        """
+        line = (
+            f"read {self.read}, added {len(self.added)}, {self.present} already present, "
+            f"{len(self.errors)} refused"
+        ) + (f", {len(self.skipped)} files skipped" if self.skipped else "")
+        if not self.quarantined:
+            return line
+        how = "review them with `agent-memory review`, approve with `agent-memory approve ID…`"
+        if self.trusted:
+            return (
+                f"{line}, {self.quarantined} quarantined ({self.quarantined_present} already present "
+                f"stay quarantined: --trust vouches only for the records it adds; {how})"
+            )
+        return (
+            f"{line}, {self.quarantined} quarantined ({how}; import with --trust to vouch for a "
+            "source you trust)"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``--json`` shape of ``agent-memory import``."""
@@ -124,6 +157,8 @@ class ImportReport:
             "already_present": self.present,
             "errors": self.errors,
             "skipped": self.skipped,
+            "quarantined": self.quarantined,
+            "quarantined_already_present": self.quarantined_present,
         }
         if self.error is not None:
             data["error"] = self.error
@@ -251,7 +286,7 @@ def import_path(
     Returns:
         The report; ``report.error`` is set when the input could not be read.
     """
-    report = ImportReport(path=path, fmt=fmt)
+    report = ImportReport(path=path, fmt=fmt, trusted=trust)
     try:
         items, problems = read_all(fmt, path, zone=memory.zone, limit=limit)
     except AgentMemoryError as exc:
@@ -263,6 +298,7 @@ def import_path(
     report.read = len(items)
     taint = import_taint(trust)
     _remember_all(memory, items, report, now, taint)
+    _count_quarantined(memory, report)
     memory.log.append(
         "import",
         actor=memory.actor,
@@ -274,6 +310,7 @@ def import_path(
             "already_present": report.present,
             "errors": len(report.errors),
             "skipped": len(report.skipped),
+            "quarantined": report.quarantined,
             "taint": list(taint),
             "trusted": trust,
         },
@@ -304,6 +341,20 @@ def _remember_all(
             report.present += 1
         else:
             report.added.append(result.record_id)
+
+
+def _count_quarantined(memory: Memory, report: ImportReport) -> None:
+    """Set the report's quarantine counts from the review events in the log (DESIGN.md §9)."""
+    from agent_memory.review import ReviewBook
+
+    added = set(report.added)
+    book = ReviewBook(memory.log)
+    for record_id in dict.fromkeys(report.held.values()):
+        if book.state_of(memory.store.get(record_id)) != "quarantined":
+            continue
+        report.quarantined += 1
+        if record_id not in added:
+            report.quarantined_present += 1
 
 
 def load_json(path: str) -> Any:

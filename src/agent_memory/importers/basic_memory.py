@@ -65,9 +65,17 @@ def read_basic_memory(path: str, *, zone: tzinfo, limit: int | None = None) -> I
         limit: At most this many notes; all when None.
 
     Raises:
-        RecordError: ``path`` does not exist (a bad note is yielded as a :class:`Problem`).
+        RecordError: ``path`` does not exist, or is a folder holding no ``.md`` note (a bad
+            note is yielded as a :class:`Problem`).
     """
-    for found in source_files(path, limit=limit):
+    files = list(source_files(path, limit=limit))
+    if not files:
+        raise RecordError(
+            "not a basic-memory folder: no .md note",
+            path=path,
+            hint="pass the project folder, e.g. ~/basic-memory, or one note",
+        )
+    for found in files:
         if isinstance(found, Problem):
             yield found
             continue

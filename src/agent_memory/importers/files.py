@@ -11,7 +11,10 @@ never descended (its target, when inside, is read at its own place), and the fin
 ``O_NOFOLLOW`` so a file swapped for a link after the check is refused; only regular files
 are read (a FIFO never blocks the import); a file over :data:`MAX_FILE_BYTES` or holding a NUL
 byte is skipped with its reason; text is UTF-8 (an optional BOM is dropped) with ``\r\n``
-read as ``\n``, so line numbers match what an editor shows.
+read as ``\n``, so line numbers match what an editor shows. agent-memory's own output is never
+imported back (fresh-user trial, session 3): a folder that is an agent-memory Home is skipped
+and reported, and agent-memory's marked bind block and view digest footers are blanked out of
+every file read, line for line, so the line numbers of the rest do not move.
 """
 
 from __future__ import annotations
@@ -21,16 +24,36 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from agent_memory.bindings.block import BEGIN, END
 from agent_memory.errors import RecordError
 from agent_memory.importers import Problem
+from agent_memory.jobs.views import _FOOTER_LINE
 
-__all__ = ["MAX_FILE_BYTES", "SKIP_DIRS", "TextFile", "anchor_of", "read_file", "resolve_root", "walk"]
+__all__ = [
+    "HOME_SKIPPED",
+    "MAX_FILE_BYTES",
+    "SKIP_DIRS",
+    "TextFile",
+    "anchor_of",
+    "is_home",
+    "read_file",
+    "resolve_root",
+    "strip_own_blocks",
+    "walk",
+]
 
 MAX_FILE_BYTES = 1_048_576
 """Files larger than this (1 MiB) are skipped: no note of memory is that long."""
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
 """Folders never descended: version control, dependencies and caches hold no memory."""
+
+HOME_SKIPPED = (
+    "an agent-memory Home (memory.toml and notes/): not imported "
+    "(its records move with `agent-memory export` and `import`)"
+)
+"""The reason a folder that is an agent-memory Home is skipped: its notes and views are this
+tool's own output, and importing them would copy records as outside content."""
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -108,6 +131,9 @@ def _walk(
     root: str, rel_dir: str, include: Callable[[str], bool], descend: Callable[[str], bool]
 ) -> Iterator[TextFile | Problem]:
     folder = os.path.join(root, rel_dir) if rel_dir else root
+    if is_home(folder):
+        yield Problem(rel_dir or ".", HOME_SKIPPED, skipped=True)
+        return
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -178,4 +204,36 @@ def read_file(full: str, rel: str) -> TextFile | Problem:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return Problem(rel, f"not UTF-8 text (byte {exc.start} cannot be decoded)")
-    return TextFile(rel, text.replace("\r\n", "\n"))
+    return TextFile(rel, strip_own_blocks(text.replace("\r\n", "\n")))
+
+
+def is_home(folder: str) -> bool:
+    """Return True if ``folder`` is an agent-memory Home: it holds ``memory.toml`` and ``notes/``."""
+    return os.path.isfile(os.path.join(folder, "memory.toml")) and os.path.isdir(
+        os.path.join(folder, "notes")
+    )
+
+
+def strip_own_blocks(text: str) -> str:
+    r"""Blank out agent-memory's own marked text, keeping every other line where it was.
+
+    Blanked are the bind block (:data:`~agent_memory.bindings.block.BEGIN` to
+    :data:`~agent_memory.bindings.block.END`, both lines included; an unclosed block runs to
+    the end) and every view digest footer line (``<!-- agent-memory:digest sha256=… -->``).
+
+    Args:
+        text: A file's text, newlines as ``\n``.
+
+    Returns:
+        The text with those lines emptied (the line count is unchanged).
+    """
+    lines = text.split("\n")
+    inside = False
+    for number, line in enumerate(lines):
+        marker = line.strip()
+        if inside or marker == BEGIN:
+            inside = marker != END
+            lines[number] = ""
+        elif _FOOTER_LINE.fullmatch((marker + "\n").encode("utf-8")):
+            lines[number] = ""
+    return "\n".join(lines)

@@ -317,8 +317,9 @@ def read_markdown(path: str, *, zone: tzinfo, limit: int | None = None) -> Itera
         limit: At most this many files; all when None.
 
     Raises:
-        RecordError: ``path`` does not exist, or is a file that is not ``.md`` / ``.markdown``
-            (a bad file in a folder is yielded as a :class:`Problem`).
+        RecordError: ``path`` does not exist, is a file that is not ``.md`` / ``.markdown``,
+            or is a folder holding no such file (a bad file in a folder is yielded as a
+            :class:`Problem`).
     """
     if not os.path.isdir(resolve_root(path)) and not path.lower().endswith(_EXTENSIONS):
         raise RecordError(
@@ -326,7 +327,14 @@ def read_markdown(path: str, *, zone: tzinfo, limit: int | None = None) -> Itera
             path=path,
             hint="pass a Markdown file or a folder of notes, or name this file's format with --from",
         )
-    for found in source_files(path, limit=limit):
+    files = list(source_files(path, limit=limit))
+    if not files:
+        raise RecordError(
+            "no Markdown notes here: no .md or .markdown file",
+            path=path,
+            hint="pass a folder of Markdown notes or one note",
+        )
+    for found in files:
         if isinstance(found, Problem):
             yield found
             continue

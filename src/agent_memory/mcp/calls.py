@@ -19,7 +19,9 @@ Invariants:
 - a malformed header is an :class:`~agent_memory.errors.AgentMemoryError` naming the header,
   raised before the porcelain runs, so the call writes nothing;
 - the header is the client's declaration of distrust, never an identity: it can only
-  quarantine more, and the actor stays the server's ``agent:<name>``.
+  quarantine more, and the actor stays the server's ``agent:<name>``;
+- arguments that break a tool's schema are refused in one line naming each argument and
+  what is wrong with it (:func:`invalid_arguments`), like every other tool error.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
 from agent_memory.errors import AgentMemoryError
 
@@ -46,6 +49,7 @@ __all__ = [
     "as_tool_error",
     "client_name",
     "hints",
+    "invalid_arguments",
     "one_line",
     "parse_taint",
     "refuse_when_tainted",
@@ -73,6 +77,47 @@ def one_line(error: AgentMemoryError) -> str:
     """Return the error's message and hint as one line (the text a model reads)."""
     text = str(error) + (f" (hint: {error.hint})" if error.hint else "")
     return " ".join(text.split())
+
+
+def invalid_arguments(tool: str, error: ValidationError, names: Sequence[str]) -> str:
+    """Return the one-line text of a tool call whose arguments break the tool's schema.
+
+    ``Error executing tool <tool>: invalid arguments: <argument>: <problem>; …`` — each
+    argument (``tags[1]`` for an item of a list) with what is wrong: ``required``, ``not an
+    argument of <tool>`` (with a hint listing ``names``), or pydantic's message and the value
+    given (its ``repr``, cut to 40 characters, so no control character reaches the line).
+    The SDK's own text is several lines with a documentation URL (docs/mcp.md "Errors").
+
+    Args:
+        tool: The tool called.
+        error: What validating its arguments raised.
+        names: The tool's argument names, in schema order.
+    """
+    problems: list[str] = []
+    unknown = False
+    for item in error.errors(include_url=False):
+        where = (
+            "".join(
+                f"[{part}]" if isinstance(part, int) else (str(part) if i == 0 else "")
+                for i, part in enumerate(item["loc"])
+            )
+            or "arguments"
+        )
+        if item["type"] == "missing":
+            what = "required"
+        elif item["type"] == "extra_forbidden":
+            what, unknown = f"not an argument of {tool}", True
+        else:
+            given = repr(item.get("input"))
+            given = given if len(given) <= 40 else given[:37] + "..."
+            what = f"{item['msg'][:1].lower()}{item['msg'][1:]} (got {given})"
+        line = f"{where}: {what}"
+        if line not in problems:
+            problems.append(line)
+    text = f"Error executing tool {tool}: invalid arguments: " + "; ".join(problems)
+    if unknown:
+        text += f" (hint: {tool} takes {', '.join(names) or 'no arguments'})"
+    return " ".join(text.splitlines())  # reprs escape line breaks; spaces in a value stay as given
 
 
 @contextmanager

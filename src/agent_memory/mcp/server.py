@@ -27,15 +27,20 @@ from types import FrameType
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import ConfigDict
+from pydantic import ConfigDict, ValidationError
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.mcp.calls import LABEL
+from agent_memory.mcp.calls import LABEL, invalid_arguments
 from agent_memory.mcp.commits import COMMIT_DELAY, Committer
-from agent_memory.mcp.tools import Tools
+from agent_memory.mcp.tools import UNCOMMITTED, Tools
 from agent_memory.memory import Memory
 
 __all__ = ["INSTRUCTIONS", "RESOURCES", "Session", "build_server", "serve"]
@@ -113,20 +118,35 @@ def _resource_reader(root: Path, name: str) -> Callable[[], str]:
 
 
 class _Server(MCPServer):
-    """The SDK's server, calling ``after_write`` once each call of a tool that may write has ended."""
+    """The SDK's server, with schema errors in one line and a hook after each writing call.
+
+    A call whose arguments break the schema fails with :func:`.calls.invalid_arguments`;
+    ``after_write`` runs once each call of a tool in ``writes`` has ended.
+    """
 
     def __init__(
-        self, *args: Any, writes: frozenset[str], after_write: Callable[[], None], **kwargs: Any
+        self,
+        *args: Any,
+        writes: frozenset[str],
+        after_write: Callable[[], None],
+        names: dict[str, tuple[str, ...]],
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._writes = writes
         self._after_write = after_write
+        self._names = names
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # Only the arguments' validation: a result that fails its schema is our fault, not the caller's.
+            if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(invalid_arguments(name, exc.__cause__, self._names.get(name, ()))) from None
+            raise
         finally:
             # Also after a failed call: it may have written before failing, and a call that
             # wrote nothing costs the committer one read of the log's head.
@@ -148,7 +168,8 @@ def build_server(
         memory: The porcelain every tool calls.
         session: Who the calls act as.
         after_write: Called (on the server's event loop, so it must not block) after each
-            call of a tool that is not read-only, whether it succeeded or not; ``serve``
+            call of a tool that may write the Home's truth (not read-only, and not one of
+            :data:`~agent_memory.mcp.tools.UNCOMMITTED`), whether it succeeded or not; ``serve``
             passes :meth:`Committer.wrote <agent_memory.mcp.commits.Committer.wrote>`.
     """
     from importlib.metadata import version
@@ -156,7 +177,7 @@ def build_server(
     tools: list[Tool] = []
     writes: set[str] = set()
     for name, title, fn, hints in Tools(memory, session).table():
-        if not hints.read_only_hint:
+        if not hints.read_only_hint and name not in UNCOMMITTED:
             writes.add(name)
         # One line per paragraph: the docstring's wrapping is for the source, not for the model.
         copy = "\n\n".join(
@@ -176,6 +197,7 @@ def build_server(
         tools=tools,
         writes=frozenset(writes),
         after_write=after_write or _nothing,
+        names={tool.name: tuple(tool.parameters.get("properties", {})) for tool in tools},
     )
     for name, description in RESOURCES.items():
         server.resource(

@@ -29,6 +29,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from agent_memory.errors import RecordError
 from agent_memory.mcp.arguments import (
     MAX_BUDGET,
     MAX_EVIDENCE,
@@ -58,11 +59,12 @@ from agent_memory.mcp.results import (
 from agent_memory.memory import Memory
 from agent_memory.records import check_plain_text
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.writing import normalize_text
 
 if TYPE_CHECKING:
     from agent_memory.mcp.server import Session
 
-__all__ = ["Tools"]
+__all__ = ["UNCOMMITTED", "Tools"]
 
 
 # remember is idempotent by exact dedup; supersede/resolve/consolidate retire records from
@@ -73,8 +75,12 @@ _REPLACE = hints(read_only=False, destructive=True, idempotent=False)
 _MARK = hints(read_only=False, destructive=False, idempotent=True)
 _LOG = hints(read_only=False, destructive=False, idempotent=False)
 _READ = hints(read_only=True, destructive=False, idempotent=True)
+_TOUCH = hints(read_only=False, destructive=False, idempotent=False)
 _CONTROL = hints(read_only=False, destructive=False, idempotent=True)
 _ERASE = hints(read_only=False, destructive=True, idempotent=True)
+
+UNCOMMITTED = frozenset({"recall", "nas_recall"})
+"""Tools that write only derived, git-ignored state (the salience sidecar): no commit follows them."""
 
 
 def _time(value: str | None, field: str) -> datetime | None:
@@ -174,7 +180,12 @@ class Tools(GovernanceTools):
         self,
         query: Annotated[
             str,
-            Field(min_length=1, max_length=QUERY_CHARS, description="What you want to know; plain words."),
+            Field(
+                min_length=1,
+                max_length=QUERY_CHARS,
+                pattern=r"\S",
+                description="What you want to know; plain words (at least one).",
+            ),
         ],
         budget_tokens: Annotated[
             int,
@@ -240,11 +251,19 @@ class Tools(GovernanceTools):
         """Replace an active record with a corrected one (same kind, subject and namespace).
 
         Use it when a recalled record is wrong or out of date. The old record is kept as
-        superseded history, never deleted. Not available to a tainted session.
+        superseded history, never deleted. A text identical to the current one is refused.
+        Not available to a tainted session.
         """
         with as_tool_error():
             refuse_when_tainted("supersede", self.taints.of(ctx), record_id=old_id)
             _plain(text=text, source=source)
+            if normalize_text(text, "text") == self.memory.get(old_id).body:
+                raise RecordError(
+                    "is identical to the record's current text: nothing to supersede, nothing was changed",
+                    record_id=old_id,
+                    field="text",
+                    hint="give the corrected text",
+                )
             used = self._source(source, ctx)
             result = self.memory.supersede(
                 old_id, text, source=used, reason=reason, expected_version=expected_version
@@ -339,7 +358,7 @@ class Tools(GovernanceTools):
         """Return ``(name, title, function, annotations)`` for every tool, aliases included."""
         return [
             ("remember", "Remember", self.remember, _WRITE),
-            ("recall", "Recall", self.recall, _READ),
+            ("recall", "Recall", self.recall, _TOUCH),
             ("status", "Memory status", self.status, _READ),
             ("supersede", "Supersede a record", self.supersede, _REPLACE),
             ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
@@ -351,5 +370,5 @@ class Tools(GovernanceTools):
             ("redact", "Erase a record", self.redact, _ERASE),
             ("feedback", "Feedback on recalled records", self.feedback, _LOG),
             ("nas_remember", "Remember (alias)", self.remember, _WRITE),
-            ("nas_recall", "Recall (alias)", self.recall, _READ),
+            ("nas_recall", "Recall (alias)", self.recall, _TOUCH),
         ]
