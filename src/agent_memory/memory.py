@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -21,6 +21,7 @@ from fg_agent_id import KeyPair
 from agent_memory.errors import ProposalError, RecordError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasing import ErasureMethods
+from agent_memory.governance.erasure import ErasureReceipt
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promoting import PromotionMethods
@@ -42,16 +43,15 @@ from agent_memory.search.catalog import IndexCatalog
 from agent_memory.signing import address_of, sign_record
 from agent_memory.stores.base import RecordStore
 from agent_memory.wire import truncate_ms, utc_now
+from agent_memory.write_keys import WriteKeys
 from agent_memory.writing import (
     LIVE_STATES,
     Plan,
     PlanKind,
     RememberResult,
     execute,
-    live_key,
     normalize_text,
     plan_write,
-    subject_key,
 )
 from agent_memory.writing import roll_forward as roll_intents_forward
 
@@ -91,6 +91,9 @@ class Memory(
         actors: Who holds which grants (``memory.toml`` ``[actors]``); by default the actor
             ``owner`` holds all and every other actor none.
         timezone: The Home's time zone (the local day of withdrawal ids); UTC by default.
+        write_keys: Where ``remember`` finds duplicates and subjects' live records, and the
+            log head left with no open intent is kept; in memory (filled by the first write)
+            when omitted. :meth:`open` keeps a Home's in ``.cache/write-keys.sqlite``.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class Memory(
         writer_lock: Any = None,
         actors: Actors | None = None,
         timezone: tzinfo | None = None,
+        write_keys: WriteKeys | None = None,
     ) -> None:
         self.store = store
         self.log = log
@@ -124,10 +128,8 @@ class Memory(
         self.actors = actors or Actors()
         self.zone = timezone or UTC
         self.gate = Gate(log, store)
-        self._seen_seq = -1
         self._opened_seq = 0
-        self._by_body: dict[tuple[str, str, str, str], str] = {}
-        self._by_subject: dict[tuple[str, str], str] = {}
+        self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
 
     # ------------------------------------------------------------------ construction
 
@@ -154,10 +156,15 @@ class Memory(
         options.setdefault("actors", home.settings.actors)
         options.setdefault("timezone", home.settings.zone)
         store = home.store()
+        catalog = IndexCatalog.for_home(home.cache_dir, store, search=home.settings.search)
+        if options.get("write_keys") is None:
+            options["write_keys"] = WriteKeys.for_home(
+                home.cache_dir, store, read_all=catalog.readable_records
+            )
         memory = cls(
             store,
             home.log(),
-            IndexCatalog.for_home(home.cache_dir, store, search=home.settings.search),
+            catalog,
             identity=home.identity(),
             salience=Salience(home.cache_dir / "salience.json"),
             pending=PendingRecords(home.root / "proposals" / "pending"),
@@ -242,10 +249,7 @@ class Memory(
             epistemic_status=epistemic_status,
         )
         with self._writing():
-            self._refresh_maps()
-            duplicate = self._live(self._by_body.get(live_key(record)))
-            key = subject_key(record)
-            live_subject = self._live(self._by_subject.get(key)) if key else None
+            duplicate, live_subject = self.write_keys.lookup(record, self._head())
             plan = plan_write(record, duplicate, live_subject)
             return self._apply_plan(plan, stamp)
 
@@ -283,7 +287,7 @@ class Memory(
             )
             return RememberResult(record.id, pending=True, quarantined=quarantined)
         signed = Plan(plan.kind, self._signed(record), other, plan.reason)
-        written = execute(signed, self.store, self.log, actor=self.actor, now=stamp)
+        written = execute(signed, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
         self._after_write(written)
         return RememberResult(
             record.id,
@@ -291,6 +295,18 @@ class Memory(
             disputed_with=other.id if plan.kind is PlanKind.DISPUTE and other else None,
             quarantined=quarantined,
         )
+
+    def erase(self, record_ids: Iterable[str], **options: Any) -> ErasureReceipt:
+        """Erase records irreversibly; see :meth:`.governance.erasing.ErasureMethods.erase`.
+
+        Whatever the outcome, the write keys of the records named are read again, so no
+        digest of an erased body stays in ``.cache/write-keys.sqlite``.
+        """
+        named = [*record_ids]
+        try:
+            return super().erase(named, **options)
+        finally:
+            self.write_keys.refresh([*named, *options.get("cascade", ())])
 
     def resolve(self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None) -> None:
         """Settle a dispute: the winner returns to active, the loser is superseded by it.
@@ -359,6 +375,13 @@ class Memory(
                     record_id=old_id,
                     field="expected_version",
                 )
+            if normalize_text(text) == old.body:
+                raise RecordError(
+                    "is identical to the record's current text: nothing to supersede, nothing was changed",
+                    record_id=old_id,
+                    field="text",
+                    hint="give the corrected text",
+                )
             fields.setdefault("type", old.type.value)
             record = MemoryRecord.create(
                 body=normalize_text(text),
@@ -386,16 +409,31 @@ class Memory(
                     old,
                     f"a tainted correction disputes it: {reason}",
                 )
-                self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
+                self._after_write(
+                    execute(plan, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
+                )
                 return RememberResult(disputing.id, disputed_with=old_id, quarantined=True)
             plan = Plan(PlanKind.SUPERSEDE, self._signed(record), old, reason)
-            self._after_write(execute(plan, self.store, self.log, actor=self.actor, now=stamp))
+            self._after_write(
+                execute(plan, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
+            )
             return RememberResult(record.id, superseded=old_id, quarantined=False)
 
     def roll_forward(self, *, now: datetime | None = None) -> int:
-        """Finish writes a crash interrupted (logged intents); return how many were closed."""
+        """Finish writes a crash interrupted (logged intents); return how many were closed.
+
+        The log is read only when the write keys do not record its head as settled, and
+        then only after the last head they recorded as settled, when that entry is still in
+        the log with the same digest (the log is hash-chained, so it pins what came before).
+        """
         with self._writing():
-            closed = roll_intents_forward(self.store, self.log, actor=self.actor, now=self._clock(now))
+            if self.write_keys.settled(self._head()):
+                return 0  # nothing was left open: the log need not be read (see write_keys)
+            since = self.write_keys.settled_seq(self.log)
+            closed = roll_intents_forward(
+                self.store, self.log, actor=self.actor, now=self._clock(now), since_seq=since
+            )
+            self.write_keys.settle(self._head())
             if closed:
                 self.catalog.refresh(force=True)
             return closed
@@ -413,14 +451,17 @@ class Memory(
             self.catalog.close()
             home = getattr(self, "home", None)
             head = self.log.last() if home is not None else None
-            if home is not None and head is not None and head.seq > self._opened_seq:
+            moved = head is not None and head.seq > self._opened_seq
+            # Only a Memory that logged something, in a git repository, reads the log for the
+            # commit message (a long log costs seconds) and takes the writer lock to commit.
+            if home is not None and moved and (home.root / ".git").is_dir():
                 from agent_memory.home import commit_message
 
-                # Only a Memory that logged something takes the writer lock to commit.
                 with self._writing():
                     message = commit_message(self.log, since_seq=self._opened_seq)
                     if message:
                         home.autocommit(message)
+            self.write_keys.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -533,12 +574,9 @@ class Memory(
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        with self._lock:
-            if self._writer_lock is None:
-                yield
-            else:
-                with self._writer_lock():
-                    yield
+        locked = self._writer_lock() if self._writer_lock else nullcontext()
+        with self._lock, locked, self.write_keys.settling(self._head):
+            yield
 
     def _write(
         self,
@@ -548,6 +586,7 @@ class Memory(
         action: str,
         details: dict[str, Any] | None = None,
     ) -> None:
+        versions = [v if v.signature else self._signed(v) for v in versions]
         numbers = [self.store.put(version) for version in versions]
         self.log.append(
             action,
@@ -561,34 +600,11 @@ class Memory(
     def _after_write(self, versions: Sequence[MemoryRecord]) -> None:
         latest = {v.id: v for v in versions}
         self.catalog.written(latest.values())
-        for record in latest.values():
-            self._remember_keys(record)
+        self.write_keys.wrote(latest.values(), self._head())
+
+    def _head(self) -> str:
         head = self.log.last()
-        self._seen_seq = head.seq if head else 0
-
-    def _remember_keys(self, record: MemoryRecord) -> None:
-        if record.state in LIVE_STATES and not record.redacted:
-            self._by_body[live_key(record)] = record.id
-            key = subject_key(record)
-            if key is not None:
-                self._by_subject[key] = record.id
-
-    def _refresh_maps(self) -> None:
-        head = self.log.last()
-        seq = head.seq if head else 0
-        if seq == self._seen_seq:
-            return
-        self._by_body.clear()
-        self._by_subject.clear()
-        for record in self.catalog.readable_records():
-            self._remember_keys(record)
-        self._seen_seq = seq
-
-    def _live(self, record_id: str | None) -> MemoryRecord | None:
-        if record_id is None:
-            return None
-        record = self.store.get(record_id)
-        return record if record.state in LIVE_STATES and not record.redacted else None
+        return f"{head.seq}:{head.digest}" if head else "0"
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

@@ -18,7 +18,7 @@ Rules (seed 000 §4, §9, §14.2; seed 001 write stage; DESIGN.md §2 and §9 "W
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -26,8 +26,8 @@ from typing import Any
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
-from agent_memory.proposals import Proposal, ProposalKind, apply_proposal, validate_proposals
-from agent_memory.records import Kind, MemoryRecord, State
+from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
+from agent_memory.records import Kind, MemoryRecord, State, check_plain_text
 from agent_memory.stores.base import RecordStore
 
 __all__ = [
@@ -68,14 +68,16 @@ def normalize_text(text: str, field: str = "body") -> str:
     """Return ``text`` NFC-normalised with surrounding whitespace removed.
 
     Raises:
-        RecordError: Not a string, or nothing left after stripping (field ``body``).
+        RecordError: Not a string, nothing left after stripping, or a control character
+            other than tab and line breaks (:func:`~agent_memory.records.check_plain_text`;
+            field ``body``).
     """
     if not isinstance(text, str):
         raise RecordError(f"must be text, got {type(text).__name__}", field=field)
     cleaned = unicodedata.normalize("NFC", text).strip()
     if not cleaned:
         raise RecordError("is empty: there is nothing to remember", field=field)
-    return cleaned
+    return check_plain_text(cleaned, field)
 
 
 def live_key(record: MemoryRecord) -> tuple[str, str, str, str]:
@@ -124,7 +126,13 @@ def plan_write(
 
 
 def execute(
-    plan: Plan, store: RecordStore, log: OperationLog, *, actor: str, now: datetime
+    plan: Plan,
+    store: RecordStore,
+    log: OperationLog,
+    *,
+    actor: str,
+    now: datetime,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     """Carry out a create, supersede or dispute plan with a logged intent; return versions written.
 
@@ -139,7 +147,7 @@ def execute(
     """
     record, other = plan.record, plan.other
     if plan.kind is PlanKind.CREATE or other is None:
-        written = apply_proposal(store, Proposal(ProposalKind.CREATE, record=record), now=now)
+        written = _put(store, [Proposal(ProposalKind.CREATE, record=record)], now, sign)
         log.append("put", actor=actor, record_ids=(record.id,), details={"version": 1}, now=now)
         return written
     details = {"op": plan.kind.value, "reason": plan.reason, "subject": record.subject or ""}
@@ -152,19 +160,39 @@ def execute(
     validate_proposals(store, [supersede] if plan.kind is PlanKind.SUPERSEDE else dispute, now=now)
     intent = log.append("intent", actor=actor, record_ids=(other.id, record.id), details=details, now=now)
     if plan.kind is PlanKind.SUPERSEDE:
-        written = apply_proposal(store, supersede, now=now)
+        written = _put(store, [supersede], now, sign)
     else:
-        written = apply_proposal(store, dispute[0], now=now)
-        written += _open_dispute(store, other.id, record.id, plan.reason, now)
+        written = _put(store, dispute[:1], now, sign)
+        written += _open_dispute(store, other.id, record.id, plan.reason, now, sign)
     _close(log, intent, plan.kind.value, actor=actor, now=now)
     return written
 
 
 def _open_dispute(
-    store: RecordStore, old_id: str, new_id: str, reason: str, now: datetime
+    store: RecordStore,
+    old_id: str,
+    new_id: str,
+    reason: str,
+    now: datetime,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     proposal = Proposal(ProposalKind.TRANSITION, target_id=old_id, other_id=new_id, reason=reason)
-    return apply_proposal(store, proposal, now=now)
+    return _put(store, [proposal], now, sign)
+
+
+def _put(
+    store: RecordStore,
+    proposals: list[Proposal],
+    now: datetime,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None,
+) -> list[MemoryRecord]:
+    """Validate ``proposals`` through the gate, sign each unsigned version with ``sign``, put them."""
+    versions = validate_proposals(store, proposals, now=now)
+    if sign is not None:
+        versions = [v if v.signature else sign(v) for v in versions]
+    for version in versions:
+        store.put(version)
+    return versions
 
 
 def _close(

@@ -48,7 +48,7 @@ def test_a_file_database_runs_in_wal_mode_with_its_schema_marked(db: Path) -> No
     with SQLiteStore(db):
         raw = sqlite3.connect(db)
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (1,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
         raw.close()
 
 

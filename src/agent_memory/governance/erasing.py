@@ -14,7 +14,8 @@ named in every redaction marker, is the one the receipt gets):
 3. replaces every stored version by the tombstone (the store's ``erase``; SQLite stores use
    ``secure_delete``, a WAL checkpoint and ``VACUUM``; PostgreSQL ``VACUUM FULL``), removes
    pending records in the scope or quoting it, purges every index (:meth:`IndexCatalog.erased`:
-   FTS ``optimize``, ``VACUUM``, WAL truncation) and the salience sidecar;
+   FTS ``optimize``, ``VACUUM``, WAL truncation) and the salience sidecar, and re-reads the
+   erased ids' rows of the write-keys cache, which must then hold no digest of an erased key;
 4. in a Home, sanitizes every file holder and scans the Home and its git objects
    (:func:`~.sweep.sweep_home`): archive segments get new identities with lineage, the inbox,
    proposals, views and exports lose the text, git history is rewritten only when
@@ -33,14 +34,16 @@ ids are then "already erased", and the sweep of the Home can be finished only by
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
 from agent_memory.governance.erasure import ErasureReceipt, HolderResult, needles_of, next_erasure_id
 from agent_memory.governance.sanitizing import MIN_TEXT_BYTES, covered_anchors
+from agent_memory.log.base import entries_from_time
 from agent_memory.wire import format_timestamp
 
 if TYPE_CHECKING:
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from agent_memory.salience import Salience
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.stores.base import RecordStore
+    from agent_memory.write_keys import WriteKeys
 
 __all__ = ["ErasureMethods"]
 
@@ -76,7 +80,7 @@ class ErasureMethods:
         actors: Actors
         zone: tzinfo
         _lock: threading.RLock
-        _seen_seq: int
+        write_keys: WriteKeys
 
         def _clock(self, now: datetime | None) -> datetime: ...
 
@@ -150,7 +154,11 @@ class ErasureMethods:
             erase_one = getattr(self.store, "erase", None)
             if not callable(erase_one):
                 raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
-            taken = [str(e.details.get("erasure_id", "")) for e in self.log.entries() if e.action == "erase"]
+            # An erase of local day D is logged at its stamp or later (time never goes back along
+            # the chain), and D began less than three days before this stamp in any time zone
+            # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
+            recent = entries_from_time(self.log, stamp - timedelta(days=3))
+            taken = [str(e.details.get("erasure_id", "")) for e in recent if e.action == "erase"]
             erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
             self._drop_pending(set(scope), needles)
             tombstones: dict[str, MemoryRecord] = {
@@ -158,9 +166,8 @@ class ErasureMethods:
             }
             self.catalog.erased(scope)
             self.salience.forget(scope)
-            self._seen_seq = -1  # the dedup maps are rebuilt from the store on the next write
             kept = {rid: record for rid, record in dependents.items() if rid not in histories}
-            holders = [self._store_holder(needles)]
+            holders = [self._store_holder(needles), self._write_keys_holder(histories)]
             holders += [
                 HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
                 for rid in sorted(kept)
@@ -224,6 +231,32 @@ class ErasureMethods:
                     if any(needle in data for needle in needles):
                         return HolderResult(ref, "partially-completed", "content-remains")
         return HolderResult(ref, "completed", "tombstone-keeps-id")
+
+    def _write_keys_holder(self, histories: dict[str, list[MemoryRecord]]) -> HolderResult:
+        """The write-keys cache: SHA-256 digests of each live record's dedup and subject keys.
+
+        A digest of an erased body confirms a guess of it, so the erased ids' rows are read
+        again from the store now (tombstones are not live: their rows keep no digest) and the
+        cache is then asked for every digest any erased version had: ``completed`` only when
+        no erased id holds one (``.cache/write-keys.sqlite`` in a Home, else in memory).
+        """
+        from agent_memory.write_keys import body_digest, subject_digest
+
+        self.write_keys.refresh(sorted(histories))
+        digests = {
+            (column, digest)
+            for history in histories.values()
+            for version in history
+            for column, digest in (("body", body_digest(version)), ("subject", subject_digest(version)))
+            if digest is not None
+        }
+        try:
+            held = {rid for column, digest in digests for rid in self.write_keys.table.find(column, digest)}
+        except sqlite3.DatabaseError:
+            return HolderResult("write-keys", "unevaluated")
+        if held & histories.keys():
+            return HolderResult("write-keys", "partially-completed", "content-remains")
+        return HolderResult("write-keys", "completed")
 
     def _sweep(
         self,

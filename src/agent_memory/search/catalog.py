@@ -11,7 +11,10 @@ hybrid recipe holds no data: it fuses the indexes of its parts, which other reci
   record has been read again.
 - **Freshness** (:mod:`.freshness`): a cheap token check re-reads only what changed, so a
   note added or edited outside the library is found by its new text, and a removed, erased
-  or unreadable one stops matching; :meth:`IndexCatalog.status` says when an index lags.
+  or unreadable one stops matching; :meth:`IndexCatalog.status` says when an index lags. A
+  store that numbers its writes (SQLite, PostgreSQL, in-memory: a
+  :class:`~agent_memory.stores.base.ChangeFeed`) is asked only for what changed since the
+  last recall, whichever process wrote it.
 - **Choice**: with no recipes configured a Home reads ``hybrid`` (BM25 + MiniLM) when the
   ``embeddings`` extra is installed, else ``bm25``; a configured recipe this machine cannot
   open (extra missing, API key variable unset) is left out, and :meth:`describe` says why.
@@ -59,7 +62,8 @@ class IndexCatalog:
         indexes: Ready-made indexes, by name; all of them active (recipes add more).
         folder: ``.cache/indexes`` of a Home, or ``None`` for in-memory indexes.
         signal: A cheap callable whose value changes whenever the store may have changed;
-            ``None`` means compare every token on every refresh.
+            ``None`` means compare every token on every refresh. Unused when ``store`` is a
+            :class:`~agent_memory.stores.base.ChangeFeed` (its counter is exact).
         clock: Monotonic seconds, for :data:`FULL_CHECK_SECONDS` (injectable for tests).
 
     Attributes:

@@ -11,8 +11,18 @@ Between full comparisons a *signal* (the notes folder's change time and the log 
 sizes and change times) lets a refresh return at once: a new or removed note folder, or a
 write by any process that logs, moves it. An edit in place moves neither, so a full
 comparison also runs every :data:`FULL_CHECK_SECONDS`, and in every new process at its
-first refresh. A write of this process moves the signal too; :meth:`Freshness.written`
-takes its new value as quiet.
+first refresh. Where a full comparison takes long (a ``stat`` per note: seconds at 100,000
+notes on a busy disk), the next one waits until the checks take at most
+:data:`FULL_CHECK_SHARE` of the time, so recall never spends most of its time walking notes.
+A write of this process moves the signal too; :meth:`Freshness.written` takes its new
+value as quiet.
+
+A store that numbers its writes (a :class:`~agent_memory.stores.base.ChangeFeed`: SQLite,
+PostgreSQL, in-memory) needs neither: each refresh asks it for the records written after
+the mark it last saw (one indexed query; nothing when nothing changed) and reads only those.
+Its counter moves with every write of every process, so another process's write is seen at
+the next refresh, and no periodic full comparison is needed; a deletion made outside the
+library (``removals`` moved) brings one.
 
 Invariant: an index is updated before the ledger records it, so a crash only makes work
 look undone (it is redone), never done.
@@ -32,11 +42,13 @@ from agent_memory.records import MemoryRecord
 from agent_memory.search.base import version_digest
 from agent_memory.search.holdings import Holding, Ledger
 from agent_memory.signing import verify_record
-from agent_memory.stores.base import RecordStore
+from agent_memory.stores.base import ChangeFeed, RecordStore
 
-__all__ = ["FULL_CHECK_SECONDS", "Freshness", "Progress", "home_signal"]
+__all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress", "home_signal"]
 
 FULL_CHECK_SECONDS = 5.0
+FULL_CHECK_SHARE = 0.1
+"""At most this share of the time goes to full comparisons: the wait after one is at least 9× its cost."""
 Progress = Callable[[int, int], None]
 """Called with (records read, records to read) while indexes catch up."""
 _CHUNK = 256
@@ -92,24 +104,47 @@ class Freshness:
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
+        self._full_wait = FULL_CHECK_SECONDS
+        self._feed = store if isinstance(store, ChangeFeed) else None
+        self._mark = -1
+        self._removals = -1
 
     def refresh(self, *, force: bool = False, progress: Progress | None = None) -> int:
         """Bring every holding up to date; return how many records were added, changed or removed.
 
-        Returns at once when the signal has not moved, a full comparison ran less than
-        :data:`FULL_CHECK_SECONDS` ago and nothing is ``due``, unless ``force``.
+        Returns at once when the signal has not moved, a full comparison ended less than
+        :data:`FULL_CHECK_SECONDS` ago (longer after a slow one, see the module docstring)
+        and nothing is ``due``, unless ``force``. Over a
+        :class:`~agent_memory.stores.base.ChangeFeed`, reads only what was written since the
+        last refresh (module docstring).
         """
+        if self._feed is not None:
+            return self._follow(self._feed, force=force, progress=progress)
         signal = self._signal() if self._signal is not None else None
-        quiet = signal == self._last_signal and self._clock() - self._last_full < FULL_CHECK_SECONDS
+        started = self._clock()
+        quiet = signal == self._last_signal and started - self._last_full < self._full_wait
         if self._signal is not None and quiet and not (force or self.due):
             return 0
-        self._last_signal, self._last_full, self.due = signal, self._clock(), False
-        return self.catch_up(self.tokens(), progress)
+        self._last_signal, self.due = signal, False
+        current = self.tokens()
+        self._last_full = self._clock()
+        cost = self._last_full - started
+        self._full_wait = max(FULL_CHECK_SECONDS, cost * (1 - FULL_CHECK_SHARE) / FULL_CHECK_SHARE)
+        return self.catch_up(current, progress)
 
-    def catch_up(self, current: dict[str, str], progress: Progress | None = None) -> int:
-        """Read the records whose token moved (once each) and update every holding; return the count."""
+    def catch_up(
+        self, current: dict[str, str], progress: Progress | None = None, *, partial: bool = False
+    ) -> int:
+        """Read the records whose token moved (once each) and update every holding; return the count.
+
+        Args:
+            current: The store's token per record: all of them, or with ``partial`` only
+                those written lately (then no record counts as gone).
+            progress: Called as records are read.
+            partial: ``current`` is a part of the store.
+        """
         holdings = list(self.holdings.values())
-        plans = {h.name: h.changes(current) for h in holdings}
+        plans = {h.name: h.changes(current, partial=partial) for h in holdings}
         wanted = sorted({rid for changed, _ in plans.values() for rid in changed})
         vanished = {rid for _, gone in plans.values() for rid in gone}
         for holding in holdings:
@@ -146,7 +181,9 @@ class Freshness:
         The signal moved because of this write, so its new value is taken as quiet and the
         next refresh need not compare every token. The cost: a write another process made
         since the last check is seen by the next full check, at most
-        :data:`FULL_CHECK_SECONDS` later, instead of at once.
+        :data:`FULL_CHECK_SECONDS` later, instead of at once. A change feed has no such cost:
+        its mark stays, so the next refresh sees this write (its token already held: not
+        read again) beside any other process's.
         """
         batch = {record.id: record for record in records}
         if batch:
@@ -184,6 +221,18 @@ class Freshness:
             except RecordNotFound:
                 continue
         return found
+
+    def _follow(self, feed: ChangeFeed, *, force: bool, progress: Progress | None) -> int:
+        """Refresh from a change feed: every token when due, forced or after a removal, else the news."""
+        full = force or self.due or any(h.suspect for h in self.holdings.values())
+        changes = feed.changes_since(-1 if full else self._mark)
+        if not full and (changes.removals != self._removals or changes.mark < self._mark):
+            # Deleted outside the library, or the database was put back to an older copy.
+            full, changes = True, feed.changes_since(-1)
+        self._mark, self._removals, self.due = changes.mark, changes.removals, False
+        if full:
+            return self.catch_up(changes.tokens, progress)
+        return self.catch_up(changes.tokens, progress, partial=True) if changes.tokens else 0
 
     def _read(self, ids: list[str]) -> tuple[dict[str, MemoryRecord], set[str]]:
         batch: dict[str, MemoryRecord] = {}

@@ -16,7 +16,10 @@ updated per batch in one transaction, so processes sharing a Home see each other
 without rewriting a large file; a damaged ledger is replaced by an empty one ("read every
 record again").
 
-Invariants: a holding whose ``recipe.json`` differs from its recipe is emptied before use;
+Invariants: a holding whose ``recipe.json`` exists and differs from its recipe is emptied
+before use; the check, the emptying and the first ``recipe.json`` happen under an exclusive
+``flock`` on ``.cache/indexes/<name>.lock``, so processes opening a fresh Home at once never
+empty an index another one has just created and opened (issue 11);
 one whose contents disagree with the ledger is marked ``suspect`` (read everything again,
 then rebuild if still off); :meth:`Holding.apply` updates the index first and the ledger
 after, so a crash only makes a record look changed, never fresh when it is not.
@@ -24,12 +27,14 @@ after, so a crash only makes a record look changed, never fresh when it is not.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +153,25 @@ def write_json(path: Path, value: Any) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temp, path)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path | None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<folder>.lock`` beside ``folder`` (nothing for ``None``).
+
+    Other processes opening the same index wait; the lock file is left in place (it is
+    beside the folder, so emptying the folder never removes a lock someone holds).
+    """
+    if folder is None:
+        yield
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder.parent / f"{folder.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 def empty_folder(folder: Path) -> None:
@@ -281,19 +305,30 @@ class Holding:
     def open(cls, spec: RecipeSpec, folder: Path | None, ledger: Ledger) -> Holding:
         """Open the index of ``spec`` in ``folder``: emptied when its ``recipe.json`` differs, else adopted.
 
+        Under :func:`folder_lock`: a folder without ``recipe.json`` is a new index (or one
+        whose recipe file was lost): it gets the file and is adopted, its contents checked
+        against the ledger like any other; only a ``recipe.json`` that exists and differs
+        (or cannot be read) empties the folder.
+
         Raises:
             ImportError, ConfigError, EmbeddingError: As for :func:`open_index`.
         """
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-        holding = cls(spec.name, spec, open_index(spec, folder), folder)
-        if folder is not None and read_json(folder / "recipe.json") != holding.index.recipe.to_json():
-            if (folder / "recipe.json").exists():
+        with folder_lock(folder):
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+            holding = cls(spec.name, spec, open_index(spec, folder), folder)
+            if folder is None:
+                holding.adopt(ledger)
+                return holding
+            path, wanted = folder / "recipe.json", holding.index.recipe.to_json()
+            if path.exists() and read_json(path) != wanted:
                 _log.warning("the recipe of index %s changed: rebuilding it", spec.name)
-            holding.wipe(ledger)
-        else:
-            holding.adopt(ledger)
-        return holding
+                holding.wipe(ledger)
+            else:
+                if not path.exists():
+                    write_json(path, wanted)
+                holding.adopt(ledger)
+            return holding
 
     def adopt(self, ledger: Ledger) -> None:
         """Load what the ledger says this index holds; if its contents disagree, mark it suspect."""
@@ -314,11 +349,15 @@ class Holding:
             self.index.remove(list(self.held))
         self.held, self.suspect = {}, False
 
-    def changes(self, current: Mapping[str, str]) -> tuple[list[str], list[str]]:
-        """Return (ids to read again, ids no longer in the store) against the store's ``current`` tokens."""
+    def changes(self, current: Mapping[str, str], *, partial: bool = False) -> tuple[list[str], list[str]]:
+        """Return (ids to read again, ids no longer in the store) against the store's ``current`` tokens.
+
+        With ``partial``, ``current`` holds only some records (those written lately), so
+        none counts as gone.
+        """
         held = self.held
         changed = [rid for rid, token in current.items() if rid not in held or held[rid][0] != token]
-        return changed, [rid for rid in held if rid not in current]
+        return changed, [] if partial else [rid for rid in held if rid not in current]
 
     def unreadable(self, current: Mapping[str, str]) -> set[str]:
         """Return the ids read at their current token but not indexed (unreadable or erased)."""

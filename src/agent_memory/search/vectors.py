@@ -15,7 +15,8 @@ Invariants:
   record with the same text reuses the stored vector (seed 001 style, llm ``embeddings.py``).
 - Search is exact: numpy computes every held row's cosine (a dot product of unit vectors)
   over a matrix read on the first query, updated in place by this object's writes, and
-  read again once another connection has written (``PRAGMA data_version``).
+  read again once another connection has written (``PRAGMA data_version``). The matrix is
+  column-major, so a sparse query reads only its non-zero dimensions' columns.
 - :meth:`VectorIndex.remove` drops the record at once; its vector stays, unreachable, until
   :meth:`VectorIndex.purge` deletes every vector no record uses and leaves none of their
   bytes in the file, its ``-wal`` or ``-shm`` (DESIGN.md §9 erasure).
@@ -201,8 +202,7 @@ class VectorIndex(SharedConnection):
         if not query.any():
             return []
         with self._lock:
-            matrix = self._loaded()
-            scores = matrix[: len(self._ids)] @ query
+            scores = self._scores(self._loaded(), query)
             candidates = np.flatnonzero(scores > self.min_similarity)
             if len(candidates) > k:
                 # Keep everything tied with the k-th score, so ties are cut by id below.
@@ -352,10 +352,26 @@ class VectorIndex(SharedConnection):
             ).fetchall()
             self._ids = [record_id for record_id, _ in rows]
             self._rows = {record_id: i for i, record_id in enumerate(self._ids)}
-            self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32)
+            self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32, order="F")
             if rows:
                 self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob in rows))
         return self._matrix
+
+    def _scores(self, matrix: Vectors, query: Vectors) -> Vectors:
+        """Return the cosine of every held row with the unit vector ``query``.
+
+        The matrix is column-major, so a query with few non-zero dimensions (the hash
+        embedder's: a handful of words) reads only those columns, summed in float64: a
+        tenth of a millisecond at 100,000 rows instead of a pass over every vector (issue
+        10), and scores that are equal in exact arithmetic come out equal, so ties go by id.
+        A dense query (a neural model's) is one matrix-vector product.
+        """
+        rows = matrix[: len(self._ids)]
+        used = np.flatnonzero(query)
+        if len(used) * 4 <= self._dimensions:
+            columns = rows.T[used].astype(np.float64)  # rows.T is row-major: each column is contiguous
+            return np.asarray(query[used].astype(np.float64) @ columns, dtype=np.float32)
+        return rows @ query
 
     def _set_rows(self, items: list[tuple[str, Vectors]]) -> None:
         if self._matrix is None:
@@ -365,7 +381,7 @@ class VectorIndex(SharedConnection):
             if row is None:
                 row = len(self._ids)
                 if row == len(self._matrix):
-                    grown = np.zeros((2 * row, self._dimensions), dtype=np.float32)
+                    grown = np.zeros((2 * row, self._dimensions), dtype=np.float32, order="F")
                     grown[:row] = self._matrix
                     self._matrix = grown
                 self._ids.append(record_id)

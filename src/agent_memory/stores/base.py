@@ -14,12 +14,20 @@ Contract (seed 001 §stores, DESIGN.md §4):
   ``restore_erased`` (write an erased history, checked by :func:`check_erased_history`, under
   an id the store does not hold), which only ``migrate`` calls to carry an erasure over.
 
+Optional beyond the port, :class:`ChangeFeed`: a store that counts its writes (SQLite,
+PostgreSQL, in-memory) tells an index catalog what changed since it last looked in one cheap
+query, so a recall over an unchanged store reads nothing (DESIGN.md §9 "Freshness", issue 10).
+
 This module imports no adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
@@ -27,6 +35,9 @@ from agent_memory.records import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordTy
 
 __all__ = [
     "IMMUTABLE_FIELDS",
+    "ChangeFeed",
+    "Changes",
+    "RecordCache",
     "RecordStore",
     "check_erased_history",
     "check_next_version",
@@ -91,6 +102,90 @@ class RecordStore(Protocol):
     def contains(self, record_id: str) -> bool:
         """Return whether the store holds any version of ``record_id``."""
         ...
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a :class:`ChangeFeed` changed after a mark.
+
+    Attributes:
+        mark: The store's change counter now (pass it to the next ``changes_since``).
+        tokens: ``{record id: version token}`` of every record written (put, erased,
+            restored, or edited in place by another tool) after the mark asked for.
+        removals: How many records were ever deleted from the store (outside this library,
+            which never deletes); when it moves, the caller must compare every token again.
+    """
+
+    mark: int
+    tokens: dict[str, str]
+    removals: int
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """A store that numbers its writes, across processes (optional, beside :class:`RecordStore`).
+
+    Every write, by any process or connection, takes the next number of one counter in the
+    same transaction as the write, and readers see counters only of committed writes, in
+    order: a reader that saw mark ``m`` sees every write numbered ``<= m``. A version token
+    is a short string that changes whenever the record's latest version (or its bytes) does.
+    """
+
+    def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Return the version token of every record (of ``record_ids``; absent ids left out)."""
+        ...
+
+    def changes_since(self, mark: int) -> Changes:
+        """Return the records written after ``mark`` (``-1``: every record), in one snapshot."""
+        ...
+
+
+class RecordCache:
+    """A bounded, thread-safe LRU of parsed records, for adapters whose reads parse bytes.
+
+    Parsing and checking a version (YAML or JSON, the id recomputed, the invariants) costs
+    far more than finding it; recall reads the same few hundred records again and again
+    (issue 10). An adapter keys each entry by something that changes whenever the stored
+    bytes do (a file's inode, size and times; a row's version and bytes), so a hit is
+    always the record those bytes hold. Each hit is a copy whose ``slots`` and ``extra``
+    are the caller's own, as a fresh parse would give.
+
+    Args:
+        size: Records kept; the least recently used go first.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._items: OrderedDict[Hashable, MemoryRecord] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> MemoryRecord | None:
+        """Return a copy of the record cached under ``key``, or ``None``."""
+        with self._lock:
+            record = self._items.get(key)
+            if record is None:
+                return None
+            self._items.move_to_end(key)
+        clone = copy.copy(record)  # a frozen dataclass: copied without running its checks again
+        object.__setattr__(clone, "slots", copy.deepcopy(record.slots) if record.slots else {})
+        object.__setattr__(clone, "extra", copy.deepcopy(record.extra) if record.extra else {})
+        return clone
+
+    def put(self, key: Hashable, record: MemoryRecord) -> None:
+        """Keep a private copy of ``record`` under ``key``."""
+        kept = copy.copy(record)
+        object.__setattr__(kept, "slots", copy.deepcopy(record.slots))
+        object.__setattr__(kept, "extra", copy.deepcopy(record.extra))
+        with self._lock:
+            self._items[key] = kept
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every record (erasure: no erased content stays in memory)."""
+        with self._lock:
+            self._items.clear()
 
 
 def check_record_id(record_id: str) -> str:

@@ -20,6 +20,9 @@ Invariants:
 - :meth:`FileStore.restore_erased` (used by ``migrate`` to carry an erasure over) creates a
   whole record directory of tombstones at once: a temp folder renamed into place.
 - An id is checked by :func:`check_record_id` before any path is built from it.
+- Parsed versions are kept in a :class:`~agent_memory.stores.base.RecordCache` keyed by the
+  file's inode, size and times, so an unchanged note is parsed once per process; any change
+  to the file is a miss, and :meth:`FileStore.erase` empties the cache.
 - A version file that cannot be parsed, or whose record id is not its directory's, is a
   :class:`StoreError` naming the path; it is left byte-identical, and every other record
   stays readable. Symbolic links are never followed: a linked version file or record
@@ -34,6 +37,7 @@ import errno
 import os
 import re
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -43,11 +47,14 @@ from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.notes import dump_note, load_note
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
 from agent_memory.stores.base import (
+    RecordCache,
     check_erased_history,
     check_next_version,
     check_record_id,
     filter_records,
 )
+from agent_memory.stores.file_tokens import RECORD_DIR as _RECORD_DIR
+from agent_memory.stores.file_tokens import all_tokens
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["CODECS", "FileStore"]
@@ -58,13 +65,13 @@ _HINT = (
     "restore it from git or a backup, or move it aside; "
     "agent-memory doctor --home <home> lists every unreadable note"
 )
-_RECORD_DIR = re.compile(r"\A[0-9a-f]{32}\Z")
 _TEMP_PREFIX = ".tmp-"
 # Spelled here because inside the class body ``list`` names the port's method.
 _Records = list[MemoryRecord]
 _Versions = list[tuple[int, Path]]
 # Each lost race means another writer appended a version; this bound only stops a livelock.
 _MAX_ATTEMPTS = 1000
+_SETTLED_NS = 2_000_000_000  # a version file is cached once its times are this old (see _read)
 
 
 def _load_json(data: bytes, path: str) -> MemoryRecord:
@@ -103,6 +110,7 @@ class FileStore:
         self._load: Callable[[bytes, str], MemoryRecord] = (
             _load_markdown if codec == "markdown" else _load_json
         )
+        self._cache = RecordCache()
 
     def __repr__(self) -> str:
         return f"FileStore({str(self.root)!r}, codec={self.codec!r})"
@@ -214,6 +222,7 @@ class FileStore:
         latest = self._read(record_id, versions[-1][1])
         tombstone = latest.tombstone(reason, now=now if now is not None else utc_now())
         data = self._dump(tombstone)
+        self._cache.clear()  # no erased content stays in this process's memory
         replaced: set[int] = set()
         try:
             while pending := [(n, p) for n, p in self._versions(record_dir) if n not in replaced]:
@@ -229,6 +238,8 @@ class FileStore:
                 _fsync_dir(record_dir)
         except OSError as exc:
             raise _os_error("erasure did not finish; run it again", exc, record_id) from exc
+        finally:
+            self._cache.clear()  # again: a read in another thread may have cached it meanwhile
         return tombstone
 
     def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
@@ -285,20 +296,17 @@ class FileStore:
         "Freshness"). ``record_ids`` limits the scan to those records (absent ones are left out).
         """
         if record_ids is None:
-            pairs: Iterable[tuple[str, Path]] = self._latest_paths()
-        else:
-            pairs = []
-            for record_id in record_ids:
-                versions = self._versions(self._record_dir(record_id))
-                if versions:
-                    pairs.append((record_id, versions[-1][1]))
+            return all_tokens(self.root, self._version_name)
         tokens: dict[str, str] = {}
-        for record_id, path in pairs:
-            try:
-                info = os.stat(path)
-            except FileNotFoundError:
-                continue
-            tokens[record_id] = f"{path.name}:{info.st_size}:{info.st_mtime_ns}"
+        for record_id in record_ids:
+            versions = self._versions(self._record_dir(record_id))
+            if versions:
+                path = versions[-1][1]
+                try:
+                    info = os.stat(path)
+                except FileNotFoundError:
+                    continue
+                tokens[record_id] = f"{path.name}:{info.st_size}:{info.st_mtime_ns}"
         return tokens
 
     def check(self) -> builtins.list[StoreError]:
@@ -374,7 +382,23 @@ class FileStore:
                 yield "mem:" + name, versions[-1][1]
 
     def _read(self, record_id: str, path: Path) -> MemoryRecord:
-        return self._parse(record_id, path, _read_bytes(record_id, path))
+        # Cached by inode, size and times (fstat of the open file): any rewrite is a miss. A file
+        # changed in the last _SETTLED_NS is not cached: an edit within one clock tick could
+        # leave its times unchanged (git's "racily clean" rule).
+        try:
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:  # never a link
+                info = os.fstat(file.fileno())
+                key = (record_id, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                cached = self._cache.get(key)
+                if cached is not None:
+                    return cached
+                data = file.read()
+        except OSError as exc:
+            raise _os_error("cannot read the version file", exc, record_id, path) from exc
+        record = self._parse(record_id, path, data)
+        if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS:
+            self._cache.put(key, record)
+        return record
 
     def _parse(self, record_id: str, path: Path, data: bytes) -> MemoryRecord:
         try:

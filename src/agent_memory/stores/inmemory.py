@@ -14,18 +14,22 @@ Invariants:
   ``extra``) with the stored state, so callers cannot change history behind the store's back.
 - :meth:`InMemoryStore.erase` is the one operation that replaces versions; it is not on the
   port, so operators and jobs cannot reach it (DESIGN.md §4).
+- Every write takes the next number of one change counter under the lock, so
+  :meth:`InMemoryStore.changes_since` (the :class:`~agent_memory.stores.base.ChangeFeed`)
+  never misses a write.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
 from agent_memory.stores.base import (
+    Changes,
     check_erased_history,
     check_next_version,
     check_record_id,
@@ -42,7 +46,8 @@ _Versions = list[MemoryRecord]
 class InMemoryStore:
     """Append-only versions of records in process memory; thread-safe, lost at exit.
 
-    Implements :class:`~agent_memory.stores.base.RecordStore`, plus :meth:`erase`.
+    Implements :class:`~agent_memory.stores.base.RecordStore` and
+    :class:`~agent_memory.stores.base.ChangeFeed`, plus :meth:`erase`.
 
     Example:
         >>> store = InMemoryStore()
@@ -55,6 +60,8 @@ class InMemoryStore:
         # One lock for every read and write: a put must see the latest version it
         # checks against, and a reader must never see a half-applied erase.
         self._lock = threading.Lock()
+        self._changed: dict[str, int] = {}  # record id -> the change number of its last write
+        self._counter = 0
 
     def __repr__(self) -> str:
         with self._lock:
@@ -84,6 +91,7 @@ class InMemoryStore:
             if versions is None:
                 versions = self._versions[record_id] = []
             versions.append(stored)
+            self._note_change(record_id)
             return len(versions)
 
     def get(self, record_id: str) -> MemoryRecord:
@@ -166,6 +174,7 @@ class InMemoryStore:
             versions = self._versions_of(record_id)
             tombstone = versions[-1].tombstone(reason, now=stamp)
             self._versions[record_id] = [tombstone] * len(versions)
+            self._note_change(record_id)
         return copy.deepcopy(tombstone)
 
     def restore_erased(self, history: Sequence[MemoryRecord]) -> int:
@@ -188,9 +197,35 @@ class InMemoryStore:
             if tombstone.id in self._versions:
                 raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
             self._versions[tombstone.id] = [tombstone] * len(history)
+            self._note_change(tombstone.id)
         return len(history)
 
+    def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Return ``"<versions>:<change number>"`` per record (of ``record_ids``; absent ids left out)."""
+        with self._lock:
+            wanted = self._changed if record_ids is None else record_ids
+            return {rid: self._token(rid) for rid in wanted if rid in self._changed}
+
+    def changes_since(self, mark: int) -> Changes:
+        """Return the records written after ``mark`` (``-1``: all) and the counter now.
+
+        A walk over every record id (this store is for tests and notebooks); nothing is
+        ever removed, so ``removals`` is always 0.
+        """
+        with self._lock:
+            tokens = {rid: self._token(rid) for rid, change in self._changed.items() if change > mark}
+            return Changes(self._counter, tokens, 0)
+
     # ------------------------------------------------------------------ helpers
+
+    def _note_change(self, record_id: str) -> None:
+        # Caller holds the lock.
+        self._counter += 1
+        self._changed[record_id] = self._counter
+
+    def _token(self, record_id: str) -> str:
+        # Caller holds the lock.
+        return f"{len(self._versions[record_id])}:{self._changed[record_id]}"
 
     def _versions_of(self, record_id: str) -> _Versions:
         # Caller holds the lock.

@@ -14,6 +14,14 @@ Invariants kept here:
   ``(record_id, version)`` backs this up). Tables are created on open, under an advisory lock.
 - ``erase`` replaces every version by the tombstone and then rewrites the tables with
   ``VACUUM FULL``; what PostgreSQL may still hold afterwards is :data:`ERASURE_LIMITATIONS`.
+- Change numbers (the :class:`~agent_memory.stores.base.ChangeFeed`): triggers give every
+  insert or update of a ``records`` row, and every update or delete of a ``versions`` row,
+  the next value of the one-row ``changes`` counter, in the writer's transaction. The row
+  lock on the counter is held to commit, so numbers commit in order across every process and
+  machine, and :meth:`PostgresStore.changes_since` never misses a write. A schema made
+  before the counter existed gets it on open.
+- Decoded versions are kept in a :class:`~agent_memory.stores.base.RecordCache` keyed by
+  their exact bytes, so a row is parsed and checked once per process while it is unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -36,7 +44,14 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from agent_memory.errors import RecordError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.stores.base import check_erased_history, check_next_version, check_record_id
+from agent_memory.stores.base import (
+    Changes,
+    RecordCache,
+    check_erased_history,
+    check_next_version,
+    check_record_id,
+)
+from agent_memory.stores.postgres_sql import CHANGES_DDL, DDL, STATEMENTS
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["ERASURE_LIMITATIONS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
@@ -57,36 +72,6 @@ _Connection = psycopg.Connection[tuple[Any, ...]]
 _Cursor = psycopg.Cursor[tuple[Any, ...]]
 _SCHEMA_NAME = re.compile(r"\A[a-z_][a-z0-9_]{0,62}\Z")
 _CONNECT_TIMEOUT_S = 10
-
-_DDL = """
-CREATE SCHEMA IF NOT EXISTS {s};
-CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS {s}.records (
-    record_id text COLLATE "C" PRIMARY KEY,
-    latest integer NOT NULL CHECK (latest >= 1), created_at timestamptz NOT NULL,
-    state text NOT NULL, type text NOT NULL, kind text NOT NULL,
-    subject text, namespace text NOT NULL, tags text[] NOT NULL
-);
-CREATE INDEX IF NOT EXISTS records_order ON {s}.records (created_at, record_id);
-CREATE INDEX IF NOT EXISTS records_subject ON {s}.records (namespace, subject) WHERE subject IS NOT NULL;
-CREATE TABLE IF NOT EXISTS {s}.versions (
-    record_id text COLLATE "C" NOT NULL REFERENCES {s}.records (record_id),
-    version integer NOT NULL CHECK (version >= 1), updated_at timestamptz NOT NULL,
-    canonical bytea NOT NULL, PRIMARY KEY (record_id, version)
-);
--- No planner statistics on content: pg_statistic would keep samples of erased values.
-ALTER TABLE {s}.records ALTER subject SET STATISTICS 0, ALTER namespace SET STATISTICS 0,
-    ALTER tags SET STATISTICS 0;
-ALTER TABLE {s}.versions ALTER canonical SET STATISTICS 0;
-INSERT INTO {s}.meta (key, value) VALUES ('format', {format}) ON CONFLICT (key) DO NOTHING;
-"""
-_UPSERT_HEAD = """
-INSERT INTO {s}.records (record_id, latest, created_at, state, type, kind, subject, namespace, tags)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (record_id) DO UPDATE SET latest = EXCLUDED.latest, created_at = EXCLUDED.created_at,
-    state = EXCLUDED.state, type = EXCLUDED.type, kind = EXCLUDED.kind, subject = EXCLUDED.subject,
-    namespace = EXCLUDED.namespace, tags = EXCLUDED.tags
-"""
 
 
 def connect(dsn: str) -> _Connection:
@@ -151,9 +136,10 @@ class PostgresStore:
         self.schema = schema
         self._path = f"postgresql:{schema}"
         self._lock = threading.RLock()
+        self._cache = RecordCache()
         self._conn: _Connection | None = None
         self._ident = sql.Identifier(schema)
-        self._q = {n: sql.SQL(text).format(s=self._ident) for n, text in _STATEMENTS.items() if n != "list"}
+        self._q = {n: sql.SQL(text).format(s=self._ident) for n, text in STATEMENTS.items() if n != "list"}
         try:
             self._create_tables()
         except BaseException:
@@ -238,7 +224,7 @@ class PostgresStore:
             params.append(tag)
         where = sql.SQL(" AND ").join([sql.SQL("TRUE"), *conditions])
         with self._transaction() as cur:
-            cur.execute(sql.SQL(_STATEMENTS["list"]).format(s=self._ident, where=where), params)
+            cur.execute(sql.SQL(STATEMENTS["list"]).format(s=self._ident, where=where), params)
             rows = cur.fetchall()
         return [self._decode(record_id, version, data) for record_id, version, data in rows]
 
@@ -284,6 +270,7 @@ class PostgresStore:
             data = tombstone.canonical_bytes()
             cur.execute(self._q["erase_versions"], (tombstone.updated_at, data, record_id))
             cur.execute(self._q["upsert_head"], (record_id, version, *_filter_columns(tombstone)))
+        self._cache.clear()  # no erased content stays in this process's memory
         self._vacuum_full(record_id)
         return tombstone
 
@@ -313,6 +300,48 @@ class PostgresStore:
             for number in range(1, len(history) + 1):
                 cur.execute(self._q["insert_version"], (tombstone.id, number, tombstone.updated_at, data))
         return len(history)
+
+    def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Return ``"<version>:<change number>"`` per record (of ``record_ids``; absent ids left out).
+
+        One query over ``records`` (no version bytes are read); the token moves with every
+        write to the record, an erasure included (DESIGN.md §9 "Freshness").
+
+        Raises:
+            StoreError: The server failed.
+        """
+        with self._transaction() as cur:
+            if record_ids is None:
+                cur.execute(self._q["tokens"])
+            else:
+                cur.execute(self._q["tokens_of"], (sorted(set(record_ids)),))
+            rows = cur.fetchall()
+        return {record_id: f"{version}:{change}" for record_id, version, change in rows}
+
+    def changes_since(self, mark: int) -> Changes:
+        """Return the records written after ``mark`` (``-1``: every record) and the counter now.
+
+        An unchanged store costs one read of the one-row counter, however many records it
+        holds (issue 10); otherwise the records come from the index on ``records.change``.
+        The counter is read first: a write committed between the two reads is reported now
+        and again next time (its token unchanged, so nobody reads it twice), never missed.
+
+        Raises:
+            StoreError: The server failed.
+        """
+        with self._transaction() as cur:
+            cur.execute(self._q["counter"])
+            counter, removals = cur.fetchone() or (0, 0)
+            if counter <= mark:  # unchanged (or restored from an older copy: the caller compares all)
+                return Changes(int(counter), {}, int(removals))
+            if mark < 0:
+                cur.execute(self._q["tokens"])
+            else:
+                cur.execute(self._q["plan_news"])
+                cur.execute(self._q["news"], (mark,))
+            rows = cur.fetchall()
+        tokens = {rid: f"{version}:{change}" for rid, version, change in rows}
+        return Changes(max([int(counter), *(int(change) for _, _, change in rows)]), tokens, int(removals))
 
     def _vacuum_full(self, record_id: str) -> None:
         with self._lock:
@@ -370,9 +399,13 @@ class PostgresStore:
             cur.execute(self._q["lock"], (self._lock_key("schema"),))
             cur.execute("SELECT to_regclass(%s)", (f"{self.schema}.versions",))
             if (cur.fetchone() or (None,))[0] is None:
-                cur.execute(sql.SQL(_DDL).format(s=self._ident, format=sql.Literal(SCHEMA_FORMAT)))
+                cur.execute(sql.SQL(DDL).format(s=self._ident, format=sql.Literal(SCHEMA_FORMAT)))
             cur.execute(self._q["format"])
             found = cur.fetchone()
+            if found is not None and found[0] == SCHEMA_FORMAT:
+                cur.execute(self._q["has_counter"], (f"{self.schema}.records",))
+                if cur.fetchone() is None:
+                    cur.execute(sql.SQL(CHANGES_DDL).format(s=self._ident))
         if found is None or found[0] != SCHEMA_FORMAT:
             raise StoreError(
                 f"holds tables of format {found[0] if found else None!r}, expected {SCHEMA_FORMAT!r}",
@@ -391,6 +424,15 @@ class PostgresStore:
         return (0, None) if row is None else (int(row[0]), self._decode(record_id, row[0], row[1]))
 
     def _decode(self, record_id: str, version: int, data: bytes) -> MemoryRecord:
+        key = (record_id, version, bytes(data))  # the bytes themselves: any change is a miss
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        record = self._parse(record_id, version, data)
+        self._cache.put(key, record)
+        return record
+
+    def _parse(self, record_id: str, version: int, data: bytes) -> MemoryRecord:
         where = f"{self._path}.versions[{record_id} v{version}]"
         hint = "the row was changed outside agent-memory; restore it from a backup or an export"
         try:
@@ -405,23 +447,3 @@ class PostgresStore:
 def _filter_columns(r: MemoryRecord) -> tuple[Any, ...]:
     kind, namespace = r.effective_kind.value, r.effective_namespace
     return (r.created_at, r.state.value, r.type.value, kind, r.subject, namespace, list(r.tags))
-
-
-_STATEMENTS = {
-    "format": "SELECT value FROM {s}.meta WHERE key = 'format'",
-    "lock": "SELECT pg_advisory_xact_lock(%s)",
-    "latest": "SELECT version, canonical FROM {s}.versions WHERE record_id = %s"
-    " ORDER BY version DESC LIMIT 1",
-    "history": "SELECT version, canonical FROM {s}.versions WHERE record_id = %s ORDER BY version",
-    "contains": "SELECT 1 FROM {s}.records WHERE record_id = %s",
-    "upsert_head": _UPSERT_HEAD,
-    "insert_version": "INSERT INTO {s}.versions (record_id, version, updated_at, canonical)"
-    " VALUES (%s, %s, %s, %s)",
-    "erase_versions": "UPDATE {s}.versions SET updated_at = %s, canonical = %s WHERE record_id = %s",
-    "vacuum": "VACUUM FULL {s}.versions, {s}.records",
-    "filenodes": "SELECT pg_relation_filenode(c.oid) FROM pg_class c"
-    " WHERE c.relnamespace = %s::regnamespace AND c.relname IN ('versions', 'records')",
-    "list": "SELECT r.record_id, v.version, v.canonical FROM {s}.records r"
-    " JOIN {s}.versions v ON v.record_id = r.record_id AND v.version = r.latest"
-    " WHERE {where} ORDER BY r.created_at, r.record_id",
-}

@@ -7,6 +7,12 @@ Schema (seed 001 stores, origin-notes §1.16, DESIGN.md §4)::
             kind, subject, namespace,          kind and namespace hold the effective values,
             created_at)                        created_at in integer milliseconds since the epoch
     record_tags(record_id, tag)                the latest version's tags
+    changes(counter, removals)                 one row: the change counter (schema 2)
+
+Schema 2 adds ``records.change`` (the counter value of the record's last write) and the
+triggers that keep it: every insert or update of a ``records`` row and every update of a
+``versions`` row (an erasure, or a tool editing the file) takes the next counter value in
+the same transaction; a deleted row bumps ``removals``. A schema-1 file is upgraded on open.
 
 Invariants:
 
@@ -19,8 +25,12 @@ Invariants:
   retried.
 - :meth:`list` filters in SQL and agrees with :func:`filter_records`, in its order
   ``(created_at, id)``.
+- Writers serialise (``BEGIN IMMEDIATE``), so change numbers commit in order and
+  :meth:`changes_since` never misses a write of any process.
 - After :meth:`erase` no erased byte remains in the database, its ``-wal`` or ``-shm``:
   ``secure_delete`` zeroes freed content, then a WAL checkpoint (TRUNCATE) and ``VACUUM``.
+- Decoded versions are kept in a :class:`~agent_memory.stores.base.RecordCache` keyed by
+  their exact bytes, so a row is parsed once per process while it is unchanged.
 """
 
 from __future__ import annotations
@@ -39,12 +49,18 @@ from typing import Any, TypeVar
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.records import Kind, MemoryRecord, RecordType, State
 from agent_memory.sqlite_file import SharedConnection, connect
-from agent_memory.stores.base import check_erased_history, check_next_version, check_record_id
+from agent_memory.stores.base import (
+    Changes,
+    RecordCache,
+    check_erased_history,
+    check_next_version,
+    check_record_id,
+)
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["SQLiteStore"]
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
     record_id TEXT NOT NULL,
@@ -60,7 +76,8 @@ CREATE TABLE IF NOT EXISTS records (
     kind TEXT NOT NULL,
     subject TEXT,
     namespace TEXT NOT NULL,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    change INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS records_order ON records (created_at, record_id);
 CREATE INDEX IF NOT EXISTS records_subject ON records (namespace, subject);
@@ -70,7 +87,31 @@ CREATE TABLE IF NOT EXISTS record_tags (
     PRIMARY KEY (record_id, tag)
 );
 CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags (tag);
+CREATE TABLE IF NOT EXISTS changes (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    counter INTEGER NOT NULL,
+    removals INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO changes VALUES (1, 0, 0);
+CREATE INDEX IF NOT EXISTS records_change ON records (change);
 """
+# Triggers hold ";" inside BEGIN … END, so they are run one by one, not split like _SCHEMA.
+# The inner UPDATE sets only ``change``, which is outside records_updated's column list.
+_BUMP = "UPDATE changes SET counter = counter + 1;"
+_STAMP = "UPDATE records SET change = (SELECT counter FROM changes) WHERE record_id = {row}.record_id;"
+_TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS records_inserted AFTER INSERT ON records"
+    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
+    "CREATE TRIGGER IF NOT EXISTS records_updated"
+    " AFTER UPDATE OF record_id, version, state, type, kind, subject, namespace, created_at ON records"
+    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
+    "CREATE TRIGGER IF NOT EXISTS records_deleted AFTER DELETE ON records"
+    " BEGIN UPDATE changes SET counter = counter + 1, removals = removals + 1; END",
+    f"CREATE TRIGGER IF NOT EXISTS versions_updated AFTER UPDATE ON versions"
+    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
+    f"CREATE TRIGGER IF NOT EXISTS versions_deleted AFTER DELETE ON versions"
+    f" BEGIN {_BUMP} {_STAMP.format(row='OLD')} END",
+)
 _LIST_SELECT = (
     "SELECT v.record_id, v.version, v.payload FROM records r"
     " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
@@ -107,6 +148,7 @@ class SQLiteStore(SharedConnection):
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
+        self._cache = RecordCache()
         try:
             self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
@@ -266,6 +308,7 @@ class SQLiteStore(SharedConnection):
             return tombstone
 
         tombstone = self._transaction(write)
+        self._cache.clear()  # no erased content stays in this process's memory
         self.purge()
         return tombstone
 
@@ -297,6 +340,38 @@ class SQLiteStore(SharedConnection):
 
         return self._transaction(write)
 
+    def version_tokens(self, record_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Return ``"<version>:<change number>"`` per record (of ``record_ids``; absent ids left out).
+
+        One query over ``records`` (no payload is read); the token moves with every write to
+        the record, an erasure included (DESIGN.md §9 "Freshness").
+        """
+        if record_ids is None:
+            rows = self._query("SELECT record_id, version, change FROM records", ())
+        else:
+            ids = json.dumps(sorted(set(record_ids)))
+            rows = self._query(
+                "SELECT record_id, version, change FROM records"
+                " WHERE record_id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            )
+        return {record_id: f"{version}:{change}" for record_id, version, change in rows}
+
+    def changes_since(self, mark: int) -> Changes:
+        """Return the records written after ``mark`` (``-1``: every record) and the counter now.
+
+        An unchanged store costs one read of the one-row counter, however many records it
+        holds (issue 10); otherwise the records come from the index on ``records.change``.
+        The counter is read first: a write committed between the two reads is reported now
+        and again next time (its token unchanged, so nobody reads it twice), never missed.
+        """
+        counter, removals = self._query("SELECT counter, removals FROM changes", ())[0]
+        if counter <= mark:  # unchanged (or restored from an older copy: the caller compares all)
+            return Changes(counter, {}, removals)
+        rows = self._query("SELECT record_id, version, change FROM records WHERE change > ?", (mark,))
+        tokens = {record_id: f"{version}:{change}" for record_id, version, change in rows}
+        return Changes(max([counter, *(change for _, _, change in rows)]), tokens, removals)
+
     def purge(self) -> None:
         """Leave no freed byte in the database files: WAL checkpoint (TRUNCATE), ``VACUUM``, checkpoint.
 
@@ -320,7 +395,7 @@ class SQLiteStore(SharedConnection):
     def _check_schema(conn: sqlite3.Connection) -> None:
         """Refuse a database this store did not create, before anything is written to it."""
         found = conn.execute("PRAGMA user_version").fetchone()[0]
-        if found not in (0, _SCHEMA_VERSION):
+        if found not in (0, 1, _SCHEMA_VERSION):
             raise StoreError(f"unknown schema version {found} (this library writes {_SCHEMA_VERSION})")
         if found == 0 and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
             # e.g. fg-agent-memory 0.1's own SQLite store, whose ``records`` table differs.
@@ -329,9 +404,16 @@ class SQLiteStore(SharedConnection):
     @classmethod
     def _create_schema(cls, conn: sqlite3.Connection) -> None:
         cls._check_schema(conn)  # again: another process may have created it meanwhile
+        if conn.execute("PRAGMA user_version").fetchone()[0] == _SCHEMA_VERSION:
+            return
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+        if columns and "change" not in columns:  # schema 1: every record reads as changed once
+            conn.execute("ALTER TABLE records ADD COLUMN change INTEGER NOT NULL DEFAULT 0")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        for trigger in _TRIGGERS:
+            conn.execute(trigger)
         conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     @staticmethod
@@ -344,7 +426,7 @@ class SQLiteStore(SharedConnection):
             state, type_ = record.state.value, record.type.value
             rows.append((record.id, number, state, type_, kind, record.subject, namespace, created_ms))
             tags += [(record.id, tag) for tag in record.tags]
-        conn.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)", rows)
         conn.executemany("DELETE FROM record_tags WHERE record_id = ?", [row[:1] for row in rows])
         conn.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", tags)
 
@@ -360,6 +442,15 @@ class SQLiteStore(SharedConnection):
         return {row[0]: (row[1], self._decode(*row)) for row in conn.execute(_LATEST_OF_MANY, (ids,))}
 
     def _decode(self, record_id: str, version: int, payload: bytes) -> MemoryRecord:
+        key = (record_id, version, bytes(payload))  # the bytes themselves: any change is a miss
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        record = self._parse(record_id, version, payload)
+        self._cache.put(key, record)
+        return record
+
+    def _parse(self, record_id: str, version: int, payload: bytes) -> MemoryRecord:
         where = f"{self.path}#versions[{version}]"
         try:
             record = MemoryRecord.from_wire(loads_json(payload))
