@@ -1,16 +1,14 @@
 """Bench-only indexes of the retrieval variants (``bench/retrieval_variants.py``).
 
 Each is an in-memory stand-in with the port's ``index``/``query`` shape, built for one
-measurement: the FtsIndex thread lookup proposed for ``search/fts.py`` (:class:`FtsWithThreads`),
-vectors mixed with their session's (:class:`SmoothedVectors`, :class:`ThreadCentroidVectors`),
-BM25 over whole sessions (:class:`SessionDocs`), pseudo-relevance feedback (:class:`PrfFts`)
-and a re-weighted context column (:class:`WeightedContext`). None of them is product code.
+measurement: vectors mixed with their session's (:class:`SmoothedVectors`,
+:class:`ThreadCentroidVectors`), BM25 over whole sessions (:class:`SessionDocs`),
+pseudo-relevance feedback (:class:`PrfFts`) and a re-weighted context column
+(:class:`WeightedContext`). None of them is product code.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
 from agent_memory.search import fts
@@ -22,7 +20,6 @@ from agent_memory.search.recipes import BUILTIN_RECIPES
 __all__ = [
     "FTS_CLASS",
     "THREADS_FROM",
-    "FtsWithThreads",
     "PrfFts",
     "SessionDocs",
     "SmoothedVectors",
@@ -31,29 +28,8 @@ __all__ = [
 ]
 
 
-class FtsWithThreads(FtsIndex):
-    """Bench stand-in: ``FtsIndex`` with the ``threads`` lookup proposed for ``search/fts.py``.
-
-    The same query as the proposal: the thread column the index already keeps for its
-    context (:mod:`agent_memory.search.threads`), for the held ids that have one.
-    """
-
-    def threads(self, record_ids: Sequence[str]) -> dict[str, str]:
-        """Return ``{record id: thread key}`` for the held ids in a thread."""
-        ids = list(dict.fromkeys(record_ids))
-        if not ids:
-            return {}
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT record_id, thread FROM docs WHERE thread IS NOT NULL"
-                " AND record_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(ids),),
-            ).fetchall()
-        return {record_id: thread for record_id, thread in rows}
-
-
-FTS_CLASS: type[FtsIndex] = FtsIndex if hasattr(FtsIndex, "threads") else FtsWithThreads
-THREADS_FROM = "FtsIndex.threads" if FTS_CLASS is FtsIndex else "the bench's FtsWithThreads stand-in"
+FTS_CLASS: type[FtsIndex] = FtsIndex
+THREADS_FROM = "FtsIndex.threads"
 """Which thread lookup the default hybrid read in this run (the section says it)."""
 
 

@@ -15,11 +15,8 @@ thing against the default and says what in its name:
   reads it (one thread per session); and, bench only, a vector part that adds the cosine to
   the mean vector of the turn's thread (``ThreadCentroidVectors``).
 
-The bench-only indexes live in :mod:`retrieval_parts`. Until ``FtsIndex`` has a ``threads``
-method of its own (the change proposed to the owner of ``search/fts.py``), :func:`from_recipe`
-opens ``retrieval_parts.FtsWithThreads``, a subclass adding it with the same query, so the
-default hybrid (in the bench and in ``Memory.recall``) boosts as the product will;
-``retrieval_parts.THREADS_FROM`` says which one ran.
+The bench-only indexes live in :mod:`retrieval_parts`; the thread boost reads
+``FtsIndex.threads``.
 """
 
 from __future__ import annotations
