@@ -94,7 +94,8 @@ def test_init_refuses_a_path_that_is_not_an_empty_folder(tmp_path: Path, occupie
     else:
         target.mkdir()
         (target / "notes.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not an empty folder"):
+    expected = "is a file, not a folder" if occupied == "a file" else "not an empty folder"
+    with pytest.raises(ConfigError, match=expected):
         make(tmp_path)
     assert not (tmp_path / "config").exists()
 
