@@ -353,6 +353,10 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
         restored: dict[str, str] = {}
         versions = _signed(memory, _compensation(memory, pending, created, stamp, restored))
         _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
+        disputes = _signed(memory, _disputes_of_restored(memory, restored, stamp, proposal_id))
+        if disputes:
+            _put_and_log(memory, disputes, stamp, job="revert", proposal_id=proposal_id)
+            versions = versions + disputes
         touched = sorted({*dict(accepted.get("written", {})), *(v.id for v in versions)})
         after = {i: basis_of(memory.store.get(i)) for i in touched}
         details = {"created": sorted(restored), "restored": restored, "after": after}
@@ -410,6 +414,35 @@ def _compensation(
     if not moves and not settled:
         raise ProposalError(f"proposal {pending.id}: nothing to compensate")
     return settled + (validate_proposals(store, moves, now=stamp) if moves else [])
+
+
+def _disputes_of_restored(
+    memory: Memory, restored: dict[str, str], stamp: datetime, proposal_id: str
+) -> list[MemoryRecord]:
+    """Open a dispute between each restored state value and a live value its subject holds.
+
+    A revert restores what the proposal retired; when the subject took another active value
+    meanwhile (a state supersede reverted while the newer value stays), the two are put in
+    dispute for a person to resolve, never left as two active values of one subject
+    (DESIGN.md §7).
+    """
+    from agent_memory.lifecycle import begin_transition
+    from agent_memory.writing import subject_key
+
+    versions: list[MemoryRecord] = []
+    for copy_id in restored:
+        copy = memory.store.get(copy_id)
+        key = subject_key(copy)
+        if key is None or copy.state is not State.ACTIVE:
+            continue
+        rival = next(
+            (r for r in memory.store.list(state=State.ACTIVE) if r.id != copy_id and subject_key(r) == key),
+            None,
+        )
+        if rival is not None:
+            why = f"reverting maintenance proposal {proposal_id} restored a value its subject still holds"
+            versions += begin_transition(rival, copy, why, now=stamp)
+    return versions
 
 
 def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: datetime) -> list[MemoryRecord]:
