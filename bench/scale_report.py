@@ -163,9 +163,10 @@ def aims(rows: list[dict[str, Any]]) -> list[str]:
             f"- The first `remember` of a process took up to {worst['first_remember_s']:,.1f} s"
             f" ({worst['backend']}, {worst['size']:,} records) against"
             f" {1000 / worst['remember_per_s']:,.0f} ms"
-            " for the next ones: it reads every record to build the dedup maps (`Memory._refresh_maps`"
-            " calls `catalog.readable_records()`), so every `agent-memory remember` command pays a read"
-            " of the whole Home. Keeping the maps in the index cache would remove it."
+            " for the next ones: each Home here is new, so its write-keys cache (`.cache/write-keys.sqlite`,"
+            " the dedup and subject keys) is built by reading every record once; later processes read"
+            " only what changed. The First write section measures a fresh process over a Home whose"
+            " cache exists."
         )
     for backend in BACKENDS:
         mine = [r for r in rows if r["backend"] == backend and "error" not in r]
