@@ -13,6 +13,9 @@ file alone. The reader never repairs: every departure from the format is a
 :class:`~agent_memory.errors.RecordError` naming the file, the record when known, and the
 field (or the line, for YAML errors). Hand-written notes may use ordinary YAML, read with
 JSON's scalar types only: no dates, no ``yes``/``no`` booleans, no floats, no aliases.
+A note exactly as the writer left it is read line by line as JSON, each line checked to be
+what the writer makes of the value read; any other frontmatter goes to the YAML reader, so
+both ways give the same fields and the same errors (issue 10: reads at recall time).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agent_memory.errors import RecordError
+from agent_memory.record_fields import KNOWN_FIELDS
 from agent_memory.records import MemoryRecord
 
 __all__ = ["MAX_DEPTH", "dump_note", "load_note"]
@@ -122,7 +126,11 @@ def _explicit(written_key: str) -> str:
 
 
 def _string(text: str) -> str:
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+    return _UNSAFE.sub(_escape, json.dumps(text, ensure_ascii=False))
+
+
+def _escape(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
 
 
 def _flow(value: Any, field: str, depth: int) -> str:
@@ -195,6 +203,86 @@ def _split(text: str) -> tuple[str, str]:
 
 
 def _parse_frontmatter(frontmatter: str) -> dict[str, Any]:
+    fields = _parse_written(frontmatter)
+    return fields if fields is not None else _parse_yaml(frontmatter)
+
+
+class _NotWritten(ValueError):
+    """The frontmatter is not exactly what :func:`dump_note` writes: the YAML reader decides."""
+
+
+def _refuse(_text: str) -> Any:
+    raise _NotWritten
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    # A repeated key is an error, and a long key may be written `? key`: the YAML reader decides.
+    if len(result) != len(pairs) or any(len(key) > _MAX_IMPLICIT_KEY // 6 for key in result):
+        raise _NotWritten
+    return result
+
+
+_JSON = json.JSONDecoder(object_pairs_hook=_unique, parse_float=_refuse, parse_constant=_refuse)
+# What _flow writes for a value with short keys and no character YAML cannot carry raw.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Lines every note has, read without a parser; fresh containers for each note.
+_LITERALS: dict[str, Any] = {"null": None, "true": True, "false": False}
+_EMPTY: dict[str, type[list[Any]] | type[dict[str, Any]]] = {"[]": list, "{}": dict}
+_WIRE_KEYS = KNOWN_FIELDS - {"body"}  # all plain keys that no YAML reader takes for a bool or null
+# Characters YAML cannot carry raw (see _UNSAFE; a line break ends a line here).
+_NOT_PRINTABLE = re.compile(
+    "[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+)
+
+
+def _parse_written(frontmatter: str) -> dict[str, Any] | None:
+    """Read frontmatter the writer's way, or return ``None`` for the YAML reader to decide.
+
+    :func:`dump_note` writes one ``key: <value>`` line per field, the value being what
+    :func:`_flow` makes of it. A line is taken here only when the value JSON reads from it
+    is written back as exactly that line, with only printable characters, short keys and
+    shallow nesting; the YAML reader reads such a line to the same value (the codec's
+    round-trip invariant). Anything else (hand edits, escapes of unsafe characters, every
+    error) goes to the YAML reader, whose results and errors stand unchanged. Several times
+    faster than building libyaml's node graph.
+    """
+    if not frontmatter or (
+        "\x7f" in frontmatter if frontmatter.isascii() else _NOT_PRINTABLE.search(frontmatter)
+    ):
+        return None
+    fields: dict[str, Any] = {}
+    scan = _JSON.raw_decode
+    for line in frontmatter[:-1].split("\n"):
+        key, separator, text = line.partition(": ")
+        if not (separator and text) or key in fields:
+            return None
+        if key not in _WIRE_KEYS and (
+            key == "body"
+            or key in _YAML11_WORDS
+            or len(key) > _MAX_IMPLICIT_KEY // 6
+            or not _PLAIN_KEY.match(key)
+        ):
+            return None
+        if text in _LITERALS:
+            fields[key] = _LITERALS[text]
+        elif text in _EMPTY:
+            fields[key] = _EMPTY[text]()
+        else:
+            # Brackets bound the nesting: MAX_DEPTH is never reached here.
+            if text[0] in "[{" and text.count("[") + text.count("{") >= MAX_DEPTH:
+                return None
+            try:
+                value, end = scan(text)
+            except (ValueError, RecursionError):  # not JSON, a float, a repeated or long key, a huge integer
+                return None
+            if end != len(text) or _COMPACT.encode(value) != text:
+                return None
+            fields[key] = value
+    return fields
+
+
+def _parse_yaml(frontmatter: str) -> dict[str, Any]:
     loader = _NoteLoader(frontmatter)
     try:
         root = loader.get_single_node()

@@ -100,6 +100,9 @@ def format_timestamp(value: datetime) -> str:
     Years below 1000 get their four digits (``0090-…``): the origin's formatter leaves them
     unpadded (``strftime``), which no ISO-8601 reader takes back (note fuzzer, issue 11 soak).
     """
+    if type(value) is datetime:
+        # The same text as the origin's formatter with the year padded, in one C call.
+        return value.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
     stamp = str(_fg_canonical_timestamp(value))
     year, dash, rest = stamp.partition("-")
     return f"{int(year):04d}{dash}{rest}" if len(year) < 4 else stamp
@@ -117,6 +120,8 @@ def parse_timestamp(value: Any, field: str, *, strict: bool = False) -> datetime
     Raises:
         RecordError: Not a string or datetime, naive, not ISO-8601, or (strict) not canonical.
     """
+    if type(value) is datetime and value.tzinfo is UTC and value.microsecond % 1000 == 0:
+        return value  # already what truncate_ms would make of it
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise RecordError("naive datetime: a time zone is required", field=field)
@@ -185,6 +190,9 @@ def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
     Raises:
         RecordError: Naming the innermost offending position.
     """
+    kind = type(value)
+    if (kind is str and value.isascii()) or value is None or kind is bool:
+        return  # the common cases, at a glance (see _settled)
     if _depth > MAX_JSON_DEPTH and isinstance(value, list | tuple | dict):
         raise RecordError(f"nested deeper than {MAX_JSON_DEPTH} levels", field=field)
     if value is None or isinstance(value, bool):
@@ -200,25 +208,40 @@ def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
         return
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            check_json_value(item, f"{field}[{i}]", _depth + 1)
+            if not _settled(item):  # the position is named only for a value that needs a look
+                check_json_value(item, f"{field}[{i}]", _depth + 1)
         return
     if isinstance(value, dict):
         normalised: set[str] = set()
         for key, item in value.items():
             if not isinstance(key, str):
                 raise RecordError(f"object keys must be strings, got {type(key).__name__}", field=field)
-            _check_text(key, field)
+            if not key.isascii():  # ASCII text is valid UTF-8, in NFC, and has no control-then-mark
+                _check_text(key, field)
             # Canonical JSON sorts keys, then NFC-normalises the whole text: a key that is not
             # NFC would sort differently once re-read, and two keys could collide.
-            nfc = unicodedata.normalize("NFC", key)
+            nfc = key if key.isascii() else unicodedata.normalize("NFC", key)
             if nfc != key:
                 raise RecordError(f"object keys must be in Unicode NFC form: {key!r}", field=field)
             if nfc in normalised:
                 raise RecordError(f"two keys are the same text after NFC normalisation: {key!r}", field=field)
             normalised.add(nfc)
-            check_json_value(item, f"{field}.{key}", _depth + 1)
+            if not _settled(item):
+                check_json_value(item, f"{field}.{key}", _depth + 1)
         return
     raise RecordError(f"not a JSON value: {type(value).__name__}", field=field)
+
+
+def _settled(value: Any) -> bool:
+    """Whether ``value`` passes :func:`check_json_value` at a glance: null, a bool, a small int, ASCII text.
+
+    ASCII text encodes as UTF-8 and holds no control character followed by a combining
+    mark, so it needs no closer look; anything else, including subclasses, gets the full check.
+    """
+    kind = type(value)
+    if kind is str:
+        return value.isascii()  # type: ignore[no-any-return]
+    return value is None or kind is bool or (kind is int and -_MAX_INT < value < _MAX_INT)
 
 
 def _check_text(value: str, field: str) -> None:

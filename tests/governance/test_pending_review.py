@@ -153,5 +153,6 @@ def test_a_pending_record_is_found_by_its_id_only(memory: Memory) -> None:
     _, _, held = _disputed(memory)
     found = memory.pending.find(held)
     assert isinstance(found, MemoryRecord) and found.body == "Staging is db-4."
-    assert memory.pending.find(held[:-1] + "0") is None
+    other = held[:-1] + ("1" if held.endswith("0") else "0")  # another well-formed id
+    assert memory.pending.find(other) is None
     assert memory.pending.get(held) == found
