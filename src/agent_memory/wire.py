@@ -62,7 +62,7 @@ def canonical_json(value: Any) -> bytes:
 
 # The scheme normalises the JSON *text*, so a combining mark right after an escape sequence
 # (a newline, then U+0303) composes with the escape's last letter (a backslash, then ñ): not JSON.
-# Valid JSON never has a non-ASCII byte right after a backslash or inside ``\uXXXX``.
+# Valid JSON never has a non-ASCII byte right after a backslash or inside a ``\u`` escape's four hex digits.
 _ESCAPE_THEN_MARK = re.compile(rb"\\(?:u[0-9a-fA-F]{0,3})?[\x80-\xff]")
 
 
