@@ -106,7 +106,7 @@ def test_proposals_branch_commits_them_on_a_maintenance_branch_of_a_git_home(cli
         )
     cli.ok("consolidate", "--home", str(git_home))
     shown = json.loads(cli.ok("proposals", "--branch", "--json", "--home", str(git_home)))
-    assert re.fullmatch(r"maintenance/\d{8}T\d{6}Z", shown["branch"])
+    assert re.fullmatch(r"maintenance/\d{8}T\d{6}Z(-\d+)?", shown["branch"])
     git = shutil.which("git") or "git"
     branches = subprocess.run(
         [git, "branch", "--list", "maintenance/*"], cwd=git_home, capture_output=True, text=True, check=True
