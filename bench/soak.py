@@ -57,26 +57,13 @@ def outcomes(junit: Path) -> dict[str, tuple[str, float]]:
         stamp = suite.get("timestamp")
         started = datetime.fromisoformat(stamp).timestamp() if stamp else junit.stat().st_mtime
         for case in suite.iter("testcase"):
-            name = case.get("name", "?")
-            status = "passed"
-            for child in case:
-                if child.tag in ("failure", "error"):
-                    status = "failed"
-                elif child.tag == "skipped":
-                    status = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+            name, status = case.get("name", "?"), case_status(case)
             if name not in found or found[name][1] <= started:
                 found[name] = (status, started)
             started += float(case.get("time", "0"))
     return found
     for case in ET.parse(junit).getroot().iter("testcase"):  # noqa: S314 - our own file
-        name = case.get("name", "?")
-        status = "passed"
-        for child in case:
-            if child.tag in ("failure", "error"):
-                status = "failed"
-            elif child.tag == "skipped":
-                status = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
-        found[name] = (status, float(case.get("time", "0")))
+        found[case.get("name", "?")] = (case_status(case), float(case.get("time", "0")))
     return found
 
 
@@ -85,6 +72,17 @@ def read_figures(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def case_status(case: ET.Element) -> str:
+    """Return a JUnit ``testcase``'s outcome: passed, failed, skipped or xfailed."""
+    status = "passed"
+    for child in case:
+        if child.tag in ("failure", "error"):
+            status = "failed"
+        elif child.tag == "skipped":
+            status = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+    return status
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
