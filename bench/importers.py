@@ -102,7 +102,6 @@ def measure(sessions: int, items: int, repeat: int) -> tuple[list[tuple[str, flo
             import_path(memory, "locomo", path, limit=sessions, max_items=items)
             again = time.perf_counter()
             import_path(memory, "locomo", path, limit=sessions, max_items=items)
-            nonlocal second
             second.append(time.perf_counter() - again)
 
     second: list[float] = []

@@ -22,7 +22,6 @@ import argparse
 import os
 import platform
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -32,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from report import replace_section
 
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, SearchIndex
@@ -204,14 +205,7 @@ def section(rows: list[list[str]]) -> str:
 
 def write_section(text: str) -> None:
     """Replace (or append) the ``## PostgreSQL search`` section of docs/benchmarks.md."""
-    current = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    match = re.search(rf"^{HEADING}\n.*?(?=^## |\Z)", current, flags=re.MULTILINE | re.DOTALL)
-    if match:
-        gap = "\n" if match.end() < len(current) else ""
-        current = current[: match.start()] + text + gap + current[match.end() :]
-    else:
-        current = current.rstrip("\n") + "\n\n" + text
-    DOCS.write_text(current, encoding="utf-8")
+    replace_section(HEADING, text, DOCS)
 
 
 def main() -> None:

@@ -8,6 +8,8 @@ list of benchmarks with their outcome (:func:`write_header`).
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -15,7 +17,10 @@ import re
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,25 +45,51 @@ def machine() -> str:
     )
 
 
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for ``path`` while rewriting it (benchmarks run side by side).
+
+    The lock is a file in the temporary folder named after ``path`` (``fcntl.flock``; released
+    when the process dies), so no lock file lands in the docs.
+    """
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"agent-memory-bench-{digest}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never a half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
 def replace_section(heading: str, text: str, path: Path = DOCS) -> None:
     """Replace the section starting with the line ``heading`` in ``path`` by ``text`` (or append it).
+
+    Safe beside other benchmarks writing their own sections at the same time (:func:`locked`).
 
     Args:
         heading: The section's heading line, e.g. ``## Stores``.
         text: The whole new section, starting with ``heading``.
         path: The Markdown file (created with a ``# Benchmarks`` title if absent).
     """
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    lines = existing.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == heading), None)
-    if start is None:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(updated, encoding="utf-8")
+    with locked(path):
+        existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+        lines = existing.splitlines(keepends=True)
+        start = next((i for i, line in enumerate(lines) if line.rstrip() == heading), None)
+        if start is None:
+            updated = existing.rstrip("\n") + "\n\n" + text
+        else:
+            end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+            tail = "".join(lines[end:])
+            updated = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
+        write_atomically(path, updated)
 
 
 def _first(pattern: str, path: str) -> str | None:
@@ -123,29 +154,94 @@ def environment() -> dict[str, str]:
     }
 
 
-def write_header(outcomes: Sequence[tuple[str, str, float, str]], command: str, path: Path = DOCS) -> None:
+@dataclass
+class Outcome:
+    """How one benchmark of a run ended.
+
+    Attributes:
+        name: The benchmark.
+        outcome: ``ok``, ``skipped``, ``failed`` or ``interrupted``.
+        seconds: Wall seconds.
+        peak_mb: Peak resident memory of its largest process, MiB (0 when unknown).
+        note: What the table says beside it (the failure's last line, the skip reason, …).
+        tail: The last lines it printed (shown for a failure).
+    """
+
+    name: str
+    outcome: str
+    seconds: float
+    peak_mb: float
+    note: str = ""
+    tail: list[str] = field(default_factory=list)
+
+
+_ROW = re.compile(r"^\| `(\w+)` \|")
+_FINISHED = re.compile(r"finished (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
+THIS_RUN = "this run"
+
+
+def _carried(head: str, ran: set[str]) -> tuple[dict[str, str], list[str]]:
+    """Return ``({benchmark: run its section is from}, rows to keep)`` from an earlier header.
+
+    Rows of benchmarks not in ``ran`` are kept, their "this run" turned into the earlier run's
+    finishing time; rows in the old four-column form (benchmark, outcome, seconds, note) are
+    brought to the present form.
+    """
+    found = _FINISHED.search(head)
+    earlier = f"run of {found.group(1)} UTC" if found else "an earlier run"
+    sources: dict[str, str] = {}
+    rows: list[str] = []
+    for line in head.splitlines():
+        match = _ROW.match(line)
+        if match is None:
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4:  # benchmark | outcome | seconds | note (the first runner's table)
+            peak = re.search(r"peak RSS ([\d,]+) MB", cells[3])
+            from_run = earlier if cells[1] == "ok" else "an earlier run"
+            cells = [*cells[:3], peak.group(1) if peak else "", from_run, "" if peak else cells[3]]
+        if len(cells) != 6:
+            continue
+        if cells[4] == THIS_RUN:
+            cells[4] = earlier
+        sources[match.group(1)] = cells[4]
+        if match.group(1) not in ran:
+            rows.append("| " + " | ".join(cells) + " |")
+    return sources, rows
+
+
+def write_header(outcomes: Sequence[Outcome], command: str, started: float, path: Path = DOCS) -> None:
     """Replace the text above the first ``## `` section of ``path``: title, machine, versions, outcomes.
 
+    The table has a row per benchmark: its outcome, seconds, peak memory, and the run its
+    section of the docs comes from. A benchmark that failed, was skipped or interrupted left its
+    earlier section (and plots) in place: its row names the run they come from. Rows of
+    benchmarks this run left out stay, so ``--only`` updates its own rows alone.
+
     Args:
-        outcomes: ``(benchmark, outcome, seconds, note)`` per benchmark run, in run order;
-            outcome is ``ok``, ``skipped`` or ``failed``.
+        outcomes: One per benchmark run, in run order.
         command: The command line that produced the run.
+        started: When the run started (``time.time()``).
         path: The Markdown file (created when absent).
     """
+    with locked(path):
+        _write_header(outcomes, command, started, path)
+
+
+def _write_header(outcomes: Sequence[Outcome], command: str, started: float, path: Path) -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     first = re.search(r"^## ", existing, flags=re.MULTILINE)
     head, body = (existing[: first.start()], existing[first.start() :]) if first else (existing, "")
-    # Rows of benchmarks this run left out stay, so `--only` updates its own rows alone.
-    ran = {name for name, *_ in outcomes}
-    rows = [
-        line
-        for line in head.splitlines()
-        if (found := re.match(r"\| `(\w+)` \|", line)) is not None and found.group(1) not in ran
-    ]
-    rows += [
-        f"| `{name}` | {outcome} | {seconds:,.0f} | {note} |" for name, outcome, seconds, note in outcomes
-    ]
+    sources, rows = _carried(head, {o.name for o in outcomes})
+    for o in outcomes:
+        source = THIS_RUN if o.outcome == "ok" else sources.get(o.name, "none (no section yet)")
+        outcome = o.outcome if o.outcome in ("ok", "skipped") else f"**{o.outcome}**"
+        peak = f"{o.peak_mb:,.0f}" if o.peak_mb else ""
+        note = o.note.replace("|", "\\|")
+        rows.append(f"| `{o.name}` | {outcome} | {o.seconds:,.0f} | {peak} | {source} | {note} |")
+    failed = [o.name for o in outcomes if o.outcome in ("failed", "interrupted")]
+    began = datetime.fromtimestamp(started, UTC)
     lines = [
         "# Benchmarks",
         "",
@@ -154,19 +250,27 @@ def write_header(outcomes: Sequence[tuple[str, str, float, str]], command: str, 
         "section) and the plots under `docs/benchmarks/`. Timings come from a machine shared with",
         "other work, so ratios to the same-run baseline are the figures to compare, not absolute times.",
         "",
-        f"Last run: `{command}`, finished {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {load};",
-        "rows of benchmarks it left out are from earlier runs.",
+        f"Last run: `{command}`, started {began:%Y-%m-%d %H:%M} UTC, finished"
+        f" {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average at the end {load}."
+        + (
+            f" **Failed: {', '.join(failed)}**; their sections are from the run named in the table."
+            if failed
+            else ""
+        )
+        + " The column *section from* says which run wrote each benchmark's section; rows of"
+        " benchmarks this run left out are kept from earlier runs. A script run on its own"
+        " (`python bench/<name>.py`) rewrites its section but not this table; each section's"
+        " Machine line gives the date it was measured.",
         "",
         *(f"- **{label}:** {value}" for label, value in environment().items()),
         "",
-        "| benchmark | outcome | seconds | note |",
-        "|---|---|--:|---|",
+        "| benchmark | outcome | seconds | peak RSS MB | section from | note |",
+        "|---|---|--:|--:|---|---|",
         *rows,
         "",
         "",
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + body, encoding="utf-8")
+    write_atomically(path, "\n".join(lines) + body)
 
 
 def loglog_plot(path: Path, title: str, ylabel: str, series: dict[str, list[tuple[float, float]]]) -> None:

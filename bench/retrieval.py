@@ -76,6 +76,8 @@ from agent_memory.stores.inmemory import InMemoryStore
 
 HEADING = "## Retrieval quality"
 DEPTH = 100  # turns asked of every system per question
+PREVIOUS_COST = "hybrid, session 3 default (plain cosines, no date boost): query p50 ms"
+CURRENT_COST = "hybrid, thread means and date boost (default): query p50 ms"
 LOCOMO_KS = (5, 10, 25, 50)
 
 Ranking = list[int]
@@ -259,8 +261,14 @@ def evaluate(
                 rankings = []
                 for q in range(len(history.questions)):
                     combined = combine([built[p][q] for p in system.parts])
-                    if system.thread_weight:
+                    if system.thread_second:
+                        combined = retrieval_parts.boost_threads_top2(
+                            combined, threads, system.thread_weight, system.thread_second
+                        )
+                    elif system.thread_weight:
                         combined = boost_threads(combined, threads, system.thread_weight)
+                    if system.date_weight:
+                        combined = retrieval_parts.dated(combined, history, q, system.date_weight)
                     rankings.append([int(h.record_id) for h in combined[:DEPTH]])
             seconds[system.name] += time.perf_counter() - started
             for question, ranking in zip(history.questions, rankings, strict=True):
@@ -301,7 +309,8 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
     """Time what the defaults cost at ``size`` notes, each against what it replaced.
 
     The pairs: BM25 context 0 vs 2, hybrid candidates 32 vs 100, hybrid without and with
-    the thread boost.
+    the thread boost, and session 3's default hybrid (plain cosines, floor 0.3, no date
+    boost) against this one (thread means and the date boost).
 
     Queries are the datasets' questions at k = 32 (what recall asks). The settings take turns
     on every question, two rounds, and the better median is kept, so load slows them alike.
@@ -310,7 +319,8 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
 
     from agent_memory.search import hybrid
     from agent_memory.search.fts import FtsIndex
-    from agent_memory.search.vectors import VectorIndex
+    from agent_memory.search.recipes import BUILTIN_RECIPES
+    from agent_memory.search.vectors import VectorIndex, scoring_options
 
     records = _notes(histories, size)
     questions = [q.text for h in histories for q in h.questions][:500]
@@ -328,11 +338,17 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
                     f"{time.perf_counter() - started:.1f} / {size_mb:.1f}",
                 ]
             )
-        vectors = VectorIndex(":memory:", embedder, min_similarity=0.3)
+        minilm = BUILTIN_RECIPES["vectors-minilm"].options
+        vectors = VectorIndex(":memory:", embedder, **scoring_options(minilm))
         vectors.index(records)
+        plain = VectorIndex(":memory:", embedder, min_similarity=0.3)  # session 3's vector part
+        plain.index(records)
         fused = hybrid.HybridIndex([fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax")
         unthreaded = hybrid.HybridIndex(
             [fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax", thread_weight=0.0
+        )
+        before = hybrid.HybridIndex(
+            [fts[2], plain], method="weighted", weights=[2, 1], normalise="minmax", date_weight=0.0
         )
 
         def with_candidates(count: int) -> Callable[[str], object]:
@@ -361,6 +377,10 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
                 f"hybrid, thread boost {hybrid.THREAD_WEIGHT} (default): query p50 ms": lambda q: fused.query(
                     q, k=32
                 ),
+            },
+            {
+                PREVIOUS_COST: lambda q: before.query(q, k=32),
+                CURRENT_COST: lambda q: fused.query(q, k=32),
             },
         ]
         for timed in pairs:

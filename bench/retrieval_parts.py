@@ -2,17 +2,19 @@
 
 Each is an in-memory stand-in with the port's ``index``/``query`` shape, built for one
 measurement: vectors mixed with their session's (:class:`SmoothedVectors`,
-:class:`ThreadCentroidVectors`), BM25 over whole sessions (:class:`SessionDocs`),
+:class:`MixedVectors`), BM25 over whole sessions (:class:`SessionDocs`),
 pseudo-relevance feedback (:class:`PrfFts`) and a re-weighted context column
 (:class:`WeightedContext`). None of them is product code.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from agent_memory.search import fts
 from agent_memory.search.base import Embedder, Hit
+from agent_memory.search.dates import boost_dates, date_window
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import fuse
 from agent_memory.search.recipes import BUILTIN_RECIPES
@@ -20,11 +22,13 @@ from agent_memory.search.recipes import BUILTIN_RECIPES
 __all__ = [
     "FTS_CLASS",
     "THREADS_FROM",
+    "MixedVectors",
     "PrfFts",
     "SessionDocs",
     "SmoothedVectors",
-    "ThreadCentroidVectors",
     "WeightedContext",
+    "boost_threads_top2",
+    "dated",
 ]
 
 
@@ -67,44 +71,6 @@ class SmoothedVectors:
         scores = self.matrix @ q
         top = np.argsort(-scores)[:k]
         return [Hit(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
-
-
-class ThreadCentroidVectors:
-    """Bench-only: cosine to each turn's vector plus ``weight`` × cosine to its thread's mean vector.
-
-    The thread is the session (from the source anchor, as :class:`SmoothedVectors` reads it);
-    mixed scores below ``floor`` (the default recipe's 0.3) are dropped, as the VectorIndex drops
-    cosines below it.
-    """
-
-    def __init__(self, embedder: Embedder, weight: float, floor: float = 0.3) -> None:
-        self.embedder, self.weight, self.floor = embedder, weight, floor
-        self.ids: list[str] = []
-        self.own: Any = None
-        self.centroids: Any = None
-
-    def index(self, records: list[Any]) -> None:
-        """Embed the records' bodies and the mean vector of each one's session."""
-        import numpy as np
-
-        own = np.asarray(self.embedder.embed([r.body for r in records]), dtype=np.float32)
-        session = [r.provenance.ref.split("#")[1].split("/")[0] for r in records]
-        means: dict[str, Any] = {}
-        for key in set(session):
-            rows = own[[i for i, s in enumerate(session) if s == key]].mean(axis=0)
-            means[key] = rows / max(float(np.linalg.norm(rows)), 1e-9)
-        self.ids, self.own = [r.id for r in records], own
-        self.centroids = np.stack([means[s] for s in session])
-
-    def query(self, text: str, *, k: int = 32) -> list[Hit]:
-        """Return the ``k`` best mixed scores that clear the floor."""
-        import numpy as np
-
-        q = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
-        own = self.own @ q
-        scores = own + self.weight * (self.centroids @ q)
-        top = [i for i in np.argsort(-scores)[:k] if scores[i] >= self.floor]
-        return [Hit(self.ids[i], float(scores[i])) for i in top]
 
 
 class SessionDocs:
@@ -209,3 +175,100 @@ class WeightedContext(FtsIndex):
             return super()._match(expression, k)
         finally:
             fts._MATCH = saved
+
+
+class MixedVectors:
+    """Bench-only: the vector part with each session option of the retrieval variants at once.
+
+    Score of a turn: the cosine to its own vector (mixed with ``smooth`` × its ±1 session
+    neighbours' vectors, renormalised, when ``smooth`` > 0) plus ``centroid`` × the cosine
+    to its session's mean vector. The floor: ``gate`` False drops mixed scores below
+    ``floor`` (the VectorIndex rule); ``gate`` True drops every score when the best plain
+    cosine of the question is below ``floor`` (an off-topic question finds nothing) and
+    otherwise keeps every positive score.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        centroid: float = 0.0,
+        smooth: float = 0.0,
+        floor: float = 0.3,
+        gate: bool = False,
+    ) -> None:
+        self.embedder, self.centroid, self.smooth, self.floor, self.gate = (
+            embedder,
+            centroid,
+            smooth,
+            floor,
+            gate,
+        )
+        self.ids: list[str] = []
+        self.own: Any = None
+        self.mixed: Any = None
+        self.centroids: Any = None
+
+    def index(self, records: list[Any]) -> None:
+        """Embed the records' bodies; mix neighbours and compute session means."""
+        import numpy as np
+
+        own = np.asarray(self.embedder.embed([r.body for r in records]), dtype=np.float32)
+        where = [tuple(int(x) for x in r.provenance.ref.split("#")[1].split("/")) for r in records]
+        mixed = own.copy()
+        if self.smooth:
+            for i, (session, _) in enumerate(where):
+                for j in (i - 1, i + 1):
+                    if 0 <= j < len(records) and where[j][0] == session:
+                        mixed[i] += self.smooth * own[j]
+            mixed /= np.clip(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-9, None)
+        means: dict[int, Any] = {}
+        for key in {s for s, _ in where}:
+            rows = own[[i for i, (s, _) in enumerate(where) if s == key]].mean(axis=0)
+            means[key] = rows / max(float(np.linalg.norm(rows)), 1e-9)
+        self.ids, self.own, self.mixed = [r.id for r in records], own, mixed
+        self.centroids = np.stack([means[s] for s, _ in where])
+
+    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+        """Return the ``k`` best scores that pass the floor rule."""
+        import numpy as np
+
+        q = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        plain = self.own @ q
+        scores = self.mixed @ q if self.smooth else plain
+        if self.centroid:
+            scores = scores + self.centroid * (self.centroids @ q)
+        if self.gate:
+            if float(plain.max(initial=0.0)) < self.floor:
+                return []
+            keep = scores > 0
+        else:
+            keep = scores >= self.floor
+        top = [i for i in np.argsort(-scores)[:k] if keep[i]]
+        return [Hit(self.ids[i], float(scores[i])) for i in top]
+
+
+def boost_threads_top2(hits: list[Hit], threads: dict[str, str], weight: float, second: float) -> list[Hit]:
+    """Bench-only: the thread boost with ``weight × (best + second × second best)`` of the thread."""
+    tops: dict[str, list[float]] = {}
+    for hit in hits:
+        key = threads.get(hit.record_id, hit.record_id)
+        tops.setdefault(key, []).append(hit.score)
+    gain = {}
+    for key, scores in tops.items():
+        best = [*sorted(scores, reverse=True)[:2], 0.0]
+        gain[key] = weight * (best[0] + second * best[1])
+    boosted = sorted((-(h.score + gain[threads.get(h.record_id, h.record_id)]), h.record_id) for h in hits)
+    return [Hit(record_id, -negative) for negative, record_id in boosted]
+
+
+def dated(hits: list[Hit], history: Any, q: int, weight: float) -> list[Hit]:
+    """The date boost of a question: its window read against its date (LoCoMo: after the last session)."""
+    question = history.questions[q]
+    now = question.when or max(t.when for t in history.turns) + timedelta(days=1)
+    window = date_window(question.text, now)
+    if window is None:
+        return hits
+    return boost_dates(
+        hits, {h.record_id: history.turns[int(h.record_id)].when for h in hits}, window, weight
+    )

@@ -12,8 +12,10 @@ thing against the default and says what in its name:
   fused with the original ranking).
 - **threads**: the hybrid's thread boost (:func:`agent_memory.search.hybrid.boost_threads`)
   after fusion, with each turn's thread read from its note as :mod:`agent_memory.search.threads`
-  reads it (one thread per session); and, bench only, a vector part that adds the cosine to
-  the mean vector of the turn's thread (``ThreadCentroidVectors``).
+  reads it (one thread per session); the vector part's thread means (``VectorIndex``
+  ``thread_weight``, the default since session 4) and its floor; the date boost
+  (:mod:`agent_memory.search.dates`) with the question's date as ``now``; and, bench only,
+  vectors mixed with their ±1 neighbours (``MixedVectors``).
 
 The bench-only indexes live in :mod:`retrieval_parts`; the thread boost reads
 ``FtsIndex.threads``.
@@ -28,21 +30,22 @@ from typing import Any
 from retrieval_data import History
 from retrieval_parts import (
     FTS_CLASS,
+    MixedVectors,
     PrfFts,
     SessionDocs,
     SmoothedVectors,
-    ThreadCentroidVectors,
     WeightedContext,
 )
 
 from agent_memory.search import fts
 from agent_memory.search.base import Embedder, Hit, SearchIndex
+from agent_memory.search.dates import DATE_WEIGHT
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.holdings import fuse as fuse_recipe
-from agent_memory.search.hybrid import THREAD_WEIGHT, fuse
+from agent_memory.search.hybrid import THREAD_WEIGHT, HybridIndex, fuse
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec
 from agent_memory.search.threads import place_of
-from agent_memory.search.vectors import VectorIndex
+from agent_memory.search.vectors import VectorIndex, scoring_options
 
 Ranker = Callable[[History], list[list[int]]]
 """A system of its own: builds over a history and returns a ranking per question."""
@@ -68,6 +71,8 @@ class System:
     sessions: bool = False  # its ranking holds sessions, not turns
     note: str = ""
     thread_weight: float = 0.0  # thread boost after ``combine`` (hybrid.boost_threads)
+    date_weight: float = 0.0  # date boost last (dates.boost_dates), the question's date as now
+    thread_second: float = 0.0  # bench-only: the thread boost also adds this share of the second best
 
 
 def body(history: History, index: int) -> str:
@@ -127,16 +132,29 @@ def thread_keys(history: History) -> dict[str, str]:
 def from_recipe(spec: RecipeSpec, embedder: Embedder, *, threads: bool = True) -> SearchIndex:
     """Open an in-memory index of a built-in recipe, its MiniLM vectors read through ``embedder``.
 
-    ``threads=False`` opens BM25 without the thread lookup, so a hybrid over it does not boost.
+    ``threads=False`` opens a hybrid without the thread boost (``thread_weight`` 0; its date
+    boost stays). ``FtsIndex`` names threads itself since session 3, so the boost is turned
+    off in the hybrid rather than by a BM25 class without the lookup.
     """
     if spec.kind == "hybrid":
-        return fuse_recipe(spec, [from_recipe(part, embedder, threads=threads) for part in spec.parts])
+        fused = fuse_recipe(spec, [from_recipe(part, embedder) for part in spec.parts])
+        if threads or not isinstance(fused, HybridIndex):
+            return fused
+        options = spec.options
+        return HybridIndex(
+            fused.parts,
+            method=options["fusion"],
+            k_rrf=options.get("k_rrf", 60),
+            weights=options["weights"],
+            normalise=options.get("normalise", "max"),
+            name=spec.name,
+            thread_weight=0.0,
+        )
     if spec.kind == "bm25":
-        return (FTS_CLASS if threads else FtsIndex)(
+        return FTS_CLASS(
             ":memory:", name=spec.name, mode=spec.options["mode"], context=spec.options["context"]
         )
-    floor = float(spec.options.get("min_similarity", 0.0))
-    return VectorIndex(":memory:", embedder, name=spec.name, min_similarity=floor)
+    return VectorIndex(":memory:", embedder, name=spec.name, **scoring_options(spec.options))
 
 
 def window(before: int, after: int) -> Callable[[History, int], str]:
@@ -179,12 +197,25 @@ def parts(embedder: Embedder) -> dict[str, Part]:
         out[f"fts-c{reach}"] = Part(f"fts-c{reach}", lambda r=reach: FtsIndex(":memory:", context=r), body)  # type: ignore[misc]
     out["sessions"] = Part("sessions", SessionDocs, body)  # type: ignore[arg-type]
     out["prf"] = Part("prf", lambda: PrfFts(5, 10, 0.4), body)  # type: ignore[arg-type,return-value]
-    for weight in (0.5, 0.8):
-        tag = f"vtc{int(weight * 10)}"
-        out[tag] = Part(tag, lambda w=weight: ThreadCentroidVectors(embedder, w), body)  # type: ignore[arg-type,misc]
     for reach, weight in ((1, 0.5), (1, 1.0), (2, 0.5)):
         tag = f"vsm{reach}{int(weight * 10)}"
         out[tag] = Part(tag, lambda r=reach, w=weight: SmoothedVectors(embedder, r, w), body)  # type: ignore[arg-type,misc]
+    mixes = {
+        "vmix-s5-g": {"smooth": 0.5, "gate": True},
+        "vmix-s5-c5-g": {"smooth": 0.5, "centroid": 0.5, "gate": True},
+    }
+    for tag, options in mixes.items():
+        out[tag] = Part(tag, lambda o=options: MixedVectors(embedder, **o), body)  # type: ignore[arg-type,misc]
+    for tag, options in {
+        "vec-t5": {"thread_weight": 0.5},
+        "vec-t5-best": {"thread_weight": 0.5, "floor": "best"},
+        "vec-t5-f2": {"thread_weight": 0.5, "min_similarity": 0.2},
+        "vec-t8-f2": {"thread_weight": 0.8, "min_similarity": 0.2},
+        "vec-t5-f0": {"thread_weight": 0.5, "min_similarity": 0.0},
+        "vec-s3": {},
+    }.items():
+        made = {"min_similarity": 0.3, **options}
+        out[tag] = Part(tag, lambda o=made: VectorIndex(":memory:", embedder, **o), body)  # type: ignore[misc,arg-type]
     for before, after in ((1, 0), (1, 1), (2, 2)):
         tag = f"w{before}{after}"
         out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: FtsIndex(":memory:", context=0), window(before, after))
@@ -201,7 +232,7 @@ def _default_combiner() -> Callable[[list[list[Hit]]], list[Hit]]:
 
 REFERENCE = (
     "bm25 (FtsIndex)",
-    "vectors-minilm (MiniLM int8, cosine ≥ 0.3)",
+    "vectors-minilm (MiniLM int8, + 0.5 × thread mean, floor 0.2)",
     "hybrid (default recipe)",
     "Memory.recall (default recipe)",
 )
@@ -219,8 +250,14 @@ def systems(
     hybrid = _default_combiner()
     main = [
         System("bm25 (FtsIndex)", ("fts",)),
-        System("vectors-minilm (MiniLM int8, cosine ≥ 0.3)", ("vec",)),
-        System("hybrid (default recipe)", ("fts", "vec"), hybrid, thread_weight=THREAD_WEIGHT),
+        System("vectors-minilm (MiniLM int8, + 0.5 × thread mean, floor 0.2)", ("vec",)),
+        System(
+            "hybrid (default recipe)",
+            ("fts", "vec"),
+            hybrid,
+            thread_weight=THREAD_WEIGHT,
+            date_weight=DATE_WEIGHT,
+        ),
         System(
             "Memory.recall (default recipe)",
             own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder)),
@@ -298,24 +335,85 @@ def systems(
             weighted((2.0, 1.0, 0.5), "minmax"),
             note=v,
         ),
-        System("hybrid without the thread boost (the previous default)", both, hybrid, note=v),
+        System("hybrid without the thread boost", both, hybrid, note=v, date_weight=DATE_WEIGHT),
         *(
             System(f"hybrid, thread boost {w}", both, hybrid, note=v, thread_weight=w)
             for w in (0.15, 0.2, 0.4)
         ),
+    ]
+    t, d = THREAD_WEIGHT, DATE_WEIGHT
+    variants += [
+        # Session 4: thread means in the vector part, its floor, and the question's dates.
         System(
-            "hybrid, vectors + 0.5 × cosine to the thread's mean vector",
-            ("fts", "vtc5"),
+            "hybrid, session 3 default (plain cosines ≥ 0.3, no date boost)",
+            ("fts", "vec-s3"),
             hybrid,
             note=v,
-            thread_weight=THREAD_WEIGHT,
+            thread_weight=t,
+        ),
+        System("hybrid without the date boost", both, hybrid, note=v, thread_weight=t),
+        System(
+            "hybrid, plain cosines ≥ 0.3 (no thread means)",
+            ("fts", "vec-s3"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
         ),
         System(
-            "hybrid, vectors + 0.8 × cosine to the thread's mean vector",
-            ("fts", "vtc8"),
+            "hybrid, thread means, floor 0.3 on the mixed score",
+            ("fts", "vec-t5"),
             hybrid,
-            note=x,
-            thread_weight=THREAD_WEIGHT,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        System(
+            "hybrid, thread means, floor best (0.3 on the best plain cosine)",
+            ("fts", "vec-t5-best"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        System(
+            "hybrid, thread means × 0.8", ("fts", "vec-t8-f2"), hybrid, note=x, thread_weight=t, date_weight=d
+        ),
+        System("hybrid, date boost 0.15", both, hybrid, note=v, thread_weight=t, date_weight=0.15),
+        System("hybrid, date boost 0.3", both, hybrid, note=v, thread_weight=t, date_weight=0.3),
+        System("hybrid, date boost 0.8", both, hybrid, note=v, thread_weight=t, date_weight=0.8),
+        System(
+            "hybrid, vectors without floor (thread means)",
+            ("fts", "vec-t5-f0"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        System(
+            "hybrid, bench vectors: ±1 neighbours × 0.5 + 0.5 × thread mean, floor on the best cosine",
+            ("fts", "vmix-s5-c5-g"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        System(
+            "hybrid, bench vectors: ±1 neighbours × 0.5, floor on the best cosine (no thread means)",
+            ("fts", "vmix-s5-g"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        System(
+            "hybrid, thread boost + 0.5 × the thread's second best",
+            both,
+            hybrid,
+            note=v,
+            thread_weight=t,
+            thread_second=0.5,
+            date_weight=d,
         ),
     ]
     return main + variants

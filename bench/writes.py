@@ -117,7 +117,7 @@ def measure(home: Path, mode: str, texts: list[tuple[str, str]], held: tuple[str
         finally:
             spent.append(time.perf_counter() - began)
 
-    keys.lookup = timed_lookup  # type: ignore[method-assign]
+    keys.lookup = timed_lookup  # type: ignore[method-assign,assignment]
     stamp = scale.NOW + timedelta(days=1)
     (text, ref), rest = texts[0], texts[1:]
     first = scale.timed(lambda: memory.remember(text, source=ref, now=stamp))

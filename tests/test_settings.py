@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.errors import ConfigError
-from agent_memory.settings import HOME_FORMAT, Settings
+from agent_memory.settings import HOME_FORMAT, RecallSettings, Settings
 
 VALID = f'''
 format = "{HOME_FORMAT}"
@@ -67,3 +67,73 @@ def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, field: st
 def test_a_file_that_is_not_toml_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not valid TOML"):
         Settings.load(write(tmp_path, "format = \n"))
+
+
+def test_recall_recency_defaults_to_seed_001_when_the_table_is_absent(tmp_path: Path) -> None:
+    settings = Settings.load(write(tmp_path, VALID))
+    assert settings.recall == RecallSettings(recency="updated", recency_half_life_days=30.0)
+    assert settings.recall.half_life_days == 30.0
+    assert "[recall]\n" in settings.to_toml()
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('recency = "off"', RecallSettings("off", 30.0)),
+        ("recency_half_life_days = 7", RecallSettings("updated", 7.0)),
+        ('recency = "updated"\nrecency_half_life_days = 2.5e-3', RecallSettings("updated", 0.0025)),
+        ('recency = "off"\nrecency_half_life_days = 90.25', RecallSettings("off", 90.25)),
+    ],
+)
+def test_the_recall_table_is_read_and_written_back_the_same(
+    tmp_path: Path, table: str, expected: RecallSettings
+) -> None:
+    settings = Settings.load(write(tmp_path, VALID + "[recall]\n" + table + "\n"))
+    assert settings.recall == expected
+    assert settings.recall.half_life_days == (
+        None if expected.recency == "off" else expected.recency_half_life_days
+    )
+    assert Settings.load(write(tmp_path, settings.to_toml())) == settings
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [
+        ('recency = "sometimes"', "recall.recency"),
+        ('recency = "Off"', "recall.recency"),
+        ("recency = 1", "recall.recency"),
+        ("recency_half_life_days = 0", "recall.recency_half_life_days"),
+        ("recency_half_life_days = -30.0", "recall.recency_half_life_days"),
+        ('recency_half_life_days = "30"', "recall.recency_half_life_days"),
+        ("recency_half_life_days = true", "recall.recency_half_life_days"),
+        ("recency_half_life_days = inf", "recall.recency_half_life_days"),
+        ("recency_half_life_days = nan", "recall.recency_half_life_days"),
+        ("half_life = 30", "recall.half_life"),
+    ],
+)
+def test_a_bad_recall_setting_names_the_file_and_the_dotted_key(
+    tmp_path: Path, table: str, field: str
+) -> None:
+    path = write(tmp_path, VALID + "[recall]\n" + table + "\n")
+    before = path.read_bytes()
+    with pytest.raises(ConfigError) as info:
+        Settings.load(path)
+    assert info.value.field == field
+    assert info.value.path == str(path)
+    assert "memory.toml" in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_a_recall_key_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="must be a table") as info:
+        Settings.load(write(tmp_path, "recall = 5\n" + VALID))
+    assert info.value.field == "recall"
+
+
+def test_recall_settings_built_in_code_are_checked_too() -> None:
+    with pytest.raises(ConfigError) as info:
+        RecallSettings(recency="never")
+    assert info.value.field == "recall.recency"
+    with pytest.raises(ConfigError) as info:
+        RecallSettings(recency_half_life_days=0.0)
+    assert info.value.field == "recall.recency_half_life_days"

@@ -186,33 +186,44 @@ def systems(work: Path) -> list[System | tuple[str, str]]:
                 "BASIC_MEMORY_AUTO_UPDATE": "false",
                 "BASIC_MEMORY_DEFAULT_SEARCH_TYPE": "text",
             }
+
+            def bm_cold(w: Path, q: str, bm: str = bm) -> list[str]:
+                return [bm, "tool", "search-notes", q, "--json", "--project", "conv0"]
+
+            def bm_mcp(w: Path, bm: str = bm) -> tuple[list[str], str, Callable[[str], dict[str, Any]]]:
+                return (
+                    [bm, "mcp", "--project", "conv0"],
+                    "search_notes",
+                    lambda q: {"query": q, "page_size": 10, "search_type": "text"},
+                )
+
             found.append(
                 System(
                     peer.name,
                     python,
                     DRIVERS / "basic_memory_run.py",
                     env=env,
-                    cold=lambda w, q, bm=bm: [bm, "tool", "search-notes", q, "--json", "--project", "conv0"],
+                    cold=bm_cold,
                     notes=[
                         "keyword search only: its semantic search needs SQLite extension loading (absent"
                         " from this Python build, it says) and a fastembed model downloaded from a hub"
                     ],
-                    mcp=lambda w, bm=bm: (
-                        [bm, "mcp", "--project", "conv0"],
-                        "search_notes",
-                        lambda q: {"query": q, "page_size": 10, "search_type": "text"},
-                    ),
+                    mcp=bm_mcp,
                 )
             )
         elif peer.name == "memweave":
             driver = DRIVERS / "memweave_run.py"
+
+            def mw_cold(w: Path, q: str, p: str = python, d: Path = driver) -> list[str]:
+                return [p, str(d), "--cold", str(w / "memweave"), q]
+
             found.append(
                 System(
                     peer.name,
                     python,
                     driver,
                     env=dict(os.environ),
-                    cold=lambda w, q, p=python, d=driver: [p, str(d), "--cold", str(w / "memweave"), q],
+                    cold=mw_cold,
                     notes=[
                         "its keyword search joins every word of the query with AND (an FTS5 MATCH of all"
                         " tokens), so a question whose words do not all occur in one turn finds nothing;"

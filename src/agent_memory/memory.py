@@ -34,11 +34,12 @@ from agent_memory.jobs.review_flow import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory_methods import MetamemoryMethods
 from agent_memory.pending_records import PendingRecords
-from agent_memory.recall import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
+from agent_memory.recall_methods import RecallMethods
 from agent_memory.records import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
 from agent_memory.review import ReviewBook
 from agent_memory.salience import Salience
 from agent_memory.search.catalog import IndexCatalog
+from agent_memory.settings import RecallSettings
 from agent_memory.signing import address_of, sign_record
 from agent_memory.stores.base import RecordStore
 from agent_memory.wire import truncate_ms, utc_now
@@ -58,6 +59,7 @@ __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
 
 class Memory(
+    RecallMethods,
     CorrectionMethods,
     WithdrawalMethods,
     ReviewMethods,
@@ -69,7 +71,8 @@ class Memory(
 ):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    ``supersede``, ``resolve`` and ``archive`` come from
+    ``recall`` comes from :class:`~agent_memory.recall_methods.RecallMethods`;
+    ``supersede``, ``resolve`` and ``archive`` from
     :class:`~agent_memory.correction_methods.CorrectionMethods`; withdrawal and
     reinstatement (``withdraw``, ``reinstate``, ``controls``) from
     :class:`~agent_memory.governance.porcelain.WithdrawalMethods`, ``review`` from
@@ -94,6 +97,8 @@ class Memory(
         write_keys: Where ``remember`` finds duplicates and subjects' live records, and the
             log head left with no open intent is kept; in memory (filled by the first write)
             when omitted. :meth:`open` keeps a Home's in ``.cache/write-keys.sqlite``.
+        recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); seed 001's
+            recency by default. :meth:`open` reads the Home's.
     """
 
     def __init__(
@@ -112,6 +117,7 @@ class Memory(
         actors: Actors | None = None,
         timezone: tzinfo | None = None,
         write_keys: WriteKeys | None = None,
+        recall_settings: RecallSettings | None = None,
     ) -> None:
         self.store = store
         self.log = log
@@ -130,6 +136,7 @@ class Memory(
         self.gate = Gate(log, store)
         self._opened_seq = 0
         self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
+        self.recall_settings = recall_settings or RecallSettings()
 
     # ------------------------------------------------------------------ construction
 
@@ -155,6 +162,7 @@ class Memory(
         options.setdefault("actor", home.settings.owner)
         options.setdefault("actors", home.settings.actors)
         options.setdefault("timezone", home.settings.zone)
+        options.setdefault("recall_settings", home.settings.recall)
         store = home.store()
         catalog = IndexCatalog.for_home(home.cache_dir, store, search=home.settings.search)
         if options.get("write_keys") is None:
@@ -299,14 +307,16 @@ class Memory(
     def erase(self, record_ids: Iterable[str], **options: Any) -> ErasureReceipt:
         """Erase records irreversibly; see :meth:`.governance.erasing.ErasureMethods.erase`.
 
-        Whatever the outcome, the write keys of the records named are read again, so no
-        digest of an erased body stays in ``.cache/write-keys.sqlite``.
+        A successful erase reads the write keys of its records again for its receipt; when it
+        fails part way, they are read again here, so no digest of an erased body stays in
+        ``.cache/write-keys.sqlite``.
         """
         named = [*record_ids]
         try:
             return super().erase(named, **options)
-        finally:
+        except BaseException:
             self.write_keys.refresh([*named, *options.get("cascade", ())])
+            raise
 
     def roll_forward(self, *, now: datetime | None = None) -> int:
         """Finish writes a crash interrupted (logged intents); return how many were closed.
@@ -367,60 +377,6 @@ class Memory(
     def history(self, record_id: str) -> list[MemoryRecord]:
         """Return every version of a record, oldest first."""
         return self.store.history(record_id)
-
-    def recall(
-        self,
-        query: str,
-        *,
-        budget_tokens: int = 2000,
-        include_history: bool = False,
-        include_archived: bool = False,
-        as_of: datetime | None = None,
-        valid_at: datetime | None = None,
-        namespace: str | None = None,
-        k: int | None = None,
-        now: datetime | None = None,
-        touch: bool = True,
-    ) -> RecallResult:
-        """Return the records that best answer ``query`` within ``budget_tokens`` (rules: :mod:`.recall`).
-
-        Args:
-            query: Any text; searched literally (never an error for odd characters).
-            budget_tokens: Token budget for the record bodies (4 characters per token), ≥ 1.
-            include_history: Also bring each hit's superseded predecessors.
-            include_archived: Also consider archived records.
-            as_of: Answer from what the Home believed at this record time.
-            valid_at: Answer from what held at this valid time.
-            namespace: Only records of this namespace.
-            k: At most this many records.
-            now: The clock recency is measured from.
-            touch: Count this recall as a use of the records returned (salience); golden
-                recall tests pass ``False`` so that testing does not change rankings.
-
-        Raises:
-            RecordError: A budget below 1, ``k`` below 1, or a naive datetime.
-        """
-        request = RecallQuery(
-            query, budget_tokens, include_history, include_archived, as_of, valid_at, namespace, k
-        )
-        stamp = self._clock(now)
-        with self._lock:
-            self.catalog.refresh()
-            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4)))
-            plain = lookup_versions(self.store.get, self.store.history, as_of)
-            result = select(
-                request,
-                relevance,
-                # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                self.gate.guard(plain),
-                now=stamp,
-                boost=self.salience.boost,
-                review_of=self._reviews.state_of,
-                withheld=lambda record_id: plain(record_id) is not None,
-            )
-            if result.records and touch:
-                self.salience.touch([r.record.id for r in result.records], now=stamp)
-            return result
 
     def status(self) -> dict[str, Any]:
         """Return counts by state, type and kind, open disputes, pending records and index status."""

@@ -6,7 +6,8 @@ DESIGN.md §5, §9 "Time", "Tokens"):
 - relevance: per index, positive scores divided by that index's best; the best across indexes;
 - score = relevance × state weight (active 1.0, transitional 0.8, superseded 0.3, archived 0.1;
   a record a person marked stale, or rejected, weighs like superseded: ``min(weight, 0.3)``)
-  × recency ``max(0.1, 0.5^(age/30 days))`` (age from ``updated_at`` to ``now``)
+  × recency ``max(0.1, 0.5^(age/30 days))`` (age from ``updated_at`` to ``now``; the half-life,
+  or recency off, from ``memory.toml`` ``[recall]``: :class:`~agent_memory.settings.RecallSettings`)
   × salience ``1 + n/(n+5)`` (``n`` touches) × confidence; a score ≤ 0 is dropped;
 - archived records only with ``include_archived``; superseded ones only with
   ``include_history`` (as hits, and as the ``supersedes`` trail of a hit) or when
@@ -36,10 +37,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agent_memory.errors import RecordError, StoreError
+from agent_memory.errors import RecordError
 from agent_memory.records import Kind, MemoryRecord, State
 from agent_memory.review import ReviewState, one_pass
 from agent_memory.search.base import Hit
+from agent_memory.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
 from agent_memory.wire import format_timestamp
 
 __all__ = [
@@ -64,7 +66,6 @@ CANDIDATES_PER_INDEX = 32
 CHARS_PER_TOKEN = 4
 
 ReviewLookup = Callable[[MemoryRecord], str]
-VersionLookup = Callable[[str], MemoryRecord | None]
 
 
 def approx_tokens(record: MemoryRecord) -> int:
@@ -217,6 +218,7 @@ class _Scorer:
     boost: Callable[[str], float]
     review_of: ReviewLookup
     reviews: dict[str, str] = field(default_factory=dict)
+    half_life_days: float | None = RECENCY_HALF_LIFE_DAYS
 
     def review(self, record: MemoryRecord) -> str:
         if record.id not in self.reviews:
@@ -228,7 +230,8 @@ class _Scorer:
         weight = STATE_WEIGHTS[record.state]
         if review == "rejected" or is_stale(review):
             weight = min(weight, STALE_WEIGHT)
-        return relevance * weight * _recency(record, self.now) * self.boost(record.id) * record.confidence
+        recency = _recency(record, self.now, self.half_life_days)
+        return relevance * weight * recency * self.boost(record.id) * record.confidence
 
 
 def select(
@@ -240,6 +243,7 @@ def select(
     boost: Callable[[str], float],
     review_of: ReviewLookup,
     withheld: Callable[[str], bool] = lambda _: False,
+    recency_half_life_days: float | None = RECENCY_HALF_LIFE_DAYS,
 ) -> RecallResult:
     """Score the candidates and fill the budget with whole units (the core of recall).
 
@@ -254,10 +258,19 @@ def select(
             inside :func:`~agent_memory.review.one_pass`, so a review book reads its log once.
         withheld: Whether an id ``version_of`` gave no version for is withdrawn (counted as
             such in the notes, never shown), rather than unreadable or erased.
+        recency_half_life_days: Days after which recency halves (seed 001: 30); ``None``
+            turns recency off (every record 1.0; ``memory.toml`` ``[recall] recency = "off"``).
     """
-    with one_pass():
+    with one_pass(), asking(relevance):
         return _select(
-            request, relevance, version_of, now=now, boost=boost, review_of=review_of, withheld=withheld
+            request,
+            relevance,
+            version_of,
+            now=now,
+            boost=boost,
+            review_of=review_of,
+            withheld=withheld,
+            recency_half_life_days=recency_half_life_days,
         )
 
 
@@ -270,8 +283,9 @@ def _select(
     boost: Callable[[str], float],
     review_of: ReviewLookup,
     withheld: Callable[[str], bool],
+    recency_half_life_days: float | None,
 ) -> RecallResult:
-    scorer = _Scorer(now, boost, review_of)
+    scorer = _Scorer(now, boost, review_of, half_life_days=recency_half_life_days)
     hidden: Counter[str] = Counter()
     scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
     for record_id, rel in relevance.items():
@@ -379,10 +393,13 @@ def _notes(
     return notes
 
 
-def _recency(record: MemoryRecord, now: datetime) -> float:
+def _recency(record: MemoryRecord, now: datetime, half_life_days: float | None) -> float:
+    """Seed 001's ``max(0.1, 0.5^(age/half-life))``, age in days from ``updated_at``; 1.0 when off."""
+    if half_life_days is None:
+        return 1.0
     assert record.updated_at is not None  # noqa: S101 - always set by the record
     age_days = max(0.0, (now - record.updated_at).total_seconds() / 86400.0)
-    decay: float = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    decay: float = 0.5 ** (age_days / half_life_days)
     return max(RECENCY_FLOOR, decay)
 
 
@@ -447,38 +464,3 @@ def _review_reasons(record: MemoryRecord, review: str) -> list[str]:
     if record.effective_kind is Kind.STATE and record.state is State.SUPERSEDED and record.superseded_by:
         reasons.append(f"superseded by {record.superseded_by}: follow it for the current value")
     return reasons
-
-
-def version_as_of(history: Sequence[MemoryRecord], as_of: datetime | None) -> MemoryRecord | None:
-    """Return the last version written at or before ``as_of`` (the latest when ``as_of`` is None)."""
-    if not history:
-        return None
-    if as_of is None:
-        return history[-1]
-    eligible = [v for v in history if v.updated_at is not None and v.updated_at <= as_of]
-    return eligible[-1] if eligible else None
-
-
-def lookup_versions(
-    get: Callable[[str], MemoryRecord],
-    history_of: Callable[[str], list[MemoryRecord]],
-    as_of: datetime | None,
-) -> VersionLookup:
-    """Build a :data:`VersionLookup`: the store's ``get``, or its ``history`` read ``as_of`` a record time.
-
-    Each id is read at most once per lookup (a recall asks for partners and predecessors
-    that may already be candidates); an unknown or unreadable id reads as ``None``.
-    """
-    cache: dict[str, MemoryRecord | None] = {}
-
-    def version_of(record_id: str) -> MemoryRecord | None:
-        if record_id not in cache:
-            try:
-                cache[record_id] = (
-                    get(record_id) if as_of is None else version_as_of(history_of(record_id), as_of)
-                )
-            except StoreError:  # unknown, or a note that cannot be read: not recallable
-                cache[record_id] = None
-        return cache[record_id]
-
-    return version_of

@@ -58,14 +58,17 @@ class _Sidecar:
         self.path = path
         self.lock = threading.Lock()
         self.scores: dict[str, Touch] = {}
-        self.rendered: dict[str, dict[str, object]] = {}
+        # Each entry as its JSON text: a save only sorts and joins them (json.dumps of the whole
+        # mapping with sort_keys took ~30 ms per save at 4,000 ids; the bytes are the same).
+        self.rendered: dict[str, str] = {}
         self.dirty = False
 
     def put(self, record_id: str, touch: Touch, stamp: str | None = None) -> None:
         """Set a record's touch; ``stamp`` is ``last_touched`` already formatted, if known."""
         self.scores[record_id] = touch
         when = stamp or format_timestamp(touch.last_touched)
-        self.rendered[record_id] = {"touches": touch.touches, "last_touched": when}
+        entry = {"last_touched": when, "touches": touch.touches}
+        self.rendered[record_id] = f"{json.dumps(record_id)}: {json.dumps(entry)}"
         self.dirty = True
 
     def flush(self, *, strict: bool = False) -> None:
@@ -81,7 +84,8 @@ class _Sidecar:
         temp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temp.write_text(json.dumps({"scores": self.rendered}, sort_keys=True), encoding="utf-8")
+            entries = ", ".join(self.rendered[record_id] for record_id in sorted(self.rendered))
+            temp.write_text(f'{{"scores": {{{entries}}}}}', encoding="utf-8")
             os.replace(temp, self.path)
             self.dirty = False
         except OSError as exc:

@@ -1,14 +1,17 @@
 """`memory.toml`: the settings of a Home, read strictly (DESIGN.md §3, §9).
 
 The file is small and human-edited; every key is documented in the template written by
-``agent-memory init``. Unknown keys are refused so that a typo never silently falls back
-to a default. Settings are read with the standard library's ``tomllib`` (TOML 1.0).
+``agent-memory init`` and in ``docs/settings.md``. Unknown keys are refused so that a typo
+never silently falls back to a default. Settings are read with the standard library's
+``tomllib`` (TOML 1.0).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,10 +24,24 @@ from agent_memory.jobs.distill_llm import LLMSettings
 from agent_memory.search.recipes import SearchSettings
 from agent_memory.wire import toml_string
 
-__all__ = ["HOME_FORMAT", "Settings", "config_dir", "default_key_file"]
+__all__ = ["HOME_FORMAT", "RECENCY_MODES", "RecallSettings", "Settings", "config_dir", "default_key_file"]
 
 HOME_FORMAT = "agent-memory-home/1"
-_TOP_KEYS = {"format", "home_id", "timezone", "identity", "actors", "trust", "search", "secrets", "llm"}
+_TOP_KEYS = {
+    "format",
+    "home_id",
+    "timezone",
+    "identity",
+    "actors",
+    "trust",
+    "search",
+    "secrets",
+    "llm",
+    "recall",
+}
+
+RECENCY_MODES: tuple[str, ...] = ("updated", "off")
+"""How recall weighs a record's age: from ``updated_at`` (seed 001), or not at all."""
 
 
 def config_dir() -> Path:
@@ -36,6 +53,82 @@ def config_dir() -> Path:
 def default_key_file(home_id: str) -> Path:
     """Return where a Home's key lives by default: outside its git tree, in the config folder."""
     return config_dir() / "keys" / f"{home_id}.key"
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """The ``[recall]`` table of ``memory.toml``: how recall weighs a record's age.
+
+    The default is seed 001's recency (origin-notes §1.13, DESIGN.md §5): the score is
+    multiplied by ``max(0.1, 0.5^(age/half-life))``, age counted from the record's
+    ``updated_at``. A Home of imported history (conversations written at their own dates,
+    months apart) may set ``recency = "off"`` so that an old answer is not outranked by recent
+    small talk (docs/benchmarks.md, "Retrieval quality").
+
+    Attributes:
+        recency: ``updated`` (default: age from ``updated_at``) or ``off`` (every record's
+            recency is 1.0).
+        recency_half_life_days: Days (> 0, finite) after which recency halves; 30 by default.
+
+    Raises:
+        ConfigError: ``recency`` is not one of :data:`RECENCY_MODES`, or the half-life is not
+            a finite number of days above 0 (the dotted field named).
+    """
+
+    recency: str = "updated"
+    recency_half_life_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        _check_recall(self.recency, self.recency_half_life_days, None)
+
+    @property
+    def half_life_days(self) -> float | None:
+        """The half-life recall uses, in days; ``None`` when recency is off."""
+        return None if self.recency == "off" else float(self.recency_half_life_days)
+
+    @classmethod
+    def from_toml(cls, table: Any, path: str | None = None) -> RecallSettings:
+        """Read the ``[recall]`` table (``{}`` when absent: the defaults).
+
+        Raises:
+            ConfigError: Not a table, an unknown key, or a bad value (``path`` and the
+                dotted key named).
+        """
+        if not isinstance(table, Mapping):
+            raise ConfigError("must be a table", path=path, field="recall")
+        unknown = sorted(set(table) - {"recency", "recency_half_life_days"})
+        if unknown:
+            raise ConfigError(f"unknown settings {unknown}", path=path, field=f"recall.{unknown[0]}")
+        recency = table.get("recency", "updated")
+        half_life = table.get("recency_half_life_days", 30.0)
+        _check_recall(recency, half_life, path)
+        return cls(recency=recency, recency_half_life_days=float(half_life))
+
+    def to_toml(self) -> str:
+        """Render the commented ``[recall]`` section of the template."""
+        return (
+            "[recall]\n"
+            "# Recall multiplies each match by its recency, max(0.1, 0.5^(age / half-life)), the age\n"
+            '# counted from when the record was last written ("updated"). "off" gives every record\n'
+            "# recency 1.0: for a Home of imported history, written at its own dates months apart.\n"
+            f"recency = {toml_string(self.recency)}\n"
+            "# Days after which recency halves.\n"
+            f"recency_half_life_days = {float(self.recency_half_life_days)!r}\n"
+        )
+
+
+def _check_recall(recency: Any, half_life: Any, path: str | None) -> None:
+    if not isinstance(recency, str) or recency not in RECENCY_MODES:
+        raise ConfigError(
+            f"must be one of {', '.join(RECENCY_MODES)}, got {recency!r}", path=path, field="recall.recency"
+        )
+    number = isinstance(half_life, int | float) and not isinstance(half_life, bool)
+    if not number or not math.isfinite(half_life) or half_life <= 0:
+        raise ConfigError(
+            f"must be a number of days above 0, got {half_life!r}",
+            path=path,
+            field="recall.recency_half_life_days",
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +150,7 @@ class Settings:
             (:mod:`agent_memory.governance.secrets`).
         llm: The ``[llm]`` table: the OpenAI-compatible endpoint of ``distill --operator llm``
             (:mod:`agent_memory.jobs.distill_llm`), ``None`` when absent.
+        recall: The ``[recall]`` table: how recall weighs a record's age (:class:`RecallSettings`).
     """
 
     home_id: str
@@ -68,6 +162,7 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     secrets: SecretsSettings = field(default_factory=SecretsSettings)
     llm: LLMSettings | None = None
+    recall: RecallSettings = field(default_factory=RecallSettings)
 
     @property
     def owner(self) -> str:
@@ -140,6 +235,7 @@ class Settings:
             search=SearchSettings.from_toml(data.get("search", {}), name),
             secrets=SecretsSettings.from_toml(data.get("secrets", {}), name),
             llm=LLMSettings.from_toml(data["llm"], name) if "llm" in data else None,
+            recall=RecallSettings.from_toml(data.get("recall", {}), name),
         )
 
     def to_toml(self) -> str:
@@ -147,7 +243,7 @@ class Settings:
         signers = ", ".join(toml_string(s) for s in self.trusted_signers)
         llm = "\n" + self.llm.to_toml() if self.llm is not None else ""
         return (
-            "# agent-memory Home settings. See docs for every key; unknown keys are refused.\n"
+            "# agent-memory Home settings; docs/settings.md lists every key. Unknown keys are refused.\n"
             f"format = {toml_string(self.format)}\n"
             f"home_id = {toml_string(self.home_id)}\n"
             "# IANA time zone that decides the local day of inbox ids and archive files.\n"
@@ -158,7 +254,7 @@ class Settings:
             "\n" + self.actors.to_toml() + "\n[trust]\n"
             "# Signers whose records import without the external taint (this Home's key always does).\n"
             f"trusted_signers = [{signers}]\n"
-            "\n" + self.secrets.to_toml() + "\n" + self.search.to_toml() + llm
+            "\n" + self.secrets.to_toml() + "\n" + self.recall.to_toml() + "\n" + self.search.to_toml() + llm
         )
 
 

@@ -125,6 +125,7 @@ def test_supersede_with_the_current_text_is_refused_and_writes_no_version(cli: C
         assert refused.returncode == 3, refused.stderr
         assert f"{record}: text: is identical to the record's current text" in refused.stderr
         assert "nothing was changed" in refused.stderr
+        assert "give the corrected text" in refused.stderr  # the hint of Memory.supersede's error
     assert snapshot(home) == before
     changed = cli.ok(
         "supersede", record, "Backups run nightly at 03:00", "--reason", "moved", "--home", str(home)

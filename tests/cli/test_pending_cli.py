@@ -55,6 +55,9 @@ def test_a_pending_record_is_shown_marked_and_accepted_once_the_dispute_is_resol
     out = cli.ok("accept", held, "--home", str(home), "--json")
     assert json.loads(out) == {"done": [held], "refused": [], "written": [held, first]}
     assert _pending_ids(cli, home) == [other]
+    listed = cli.ok("review", "--home", str(home))  # the reason as things stand, not as it was held back
+    assert f"held back while subject {SUBJECT} was disputed; accept would supersede {held} now" in listed
+    assert "is already disputed" not in listed
     record = json.loads(cli.ok("show", held, "--home", str(home), "--json"))
     assert (record["state"], record["supersedes"], "pending" in record) == ("active", first, False)
     assert json.loads(cli.ok("show", first, "--home", str(home), "--json"))["state"] == "superseded"

@@ -176,8 +176,16 @@ def test_status_shows_a_lagging_index_until_recall_refreshes_it(cli: Cli) -> Non
     ]
     text = cli.ok("status", "--home", str(path))
     assert "search       bm25: memory.toml [search] recipes" in text
-    assert "index        bm25 (bm25): DIRTY (1 changed), 3/4" in text
+    assert (
+        "index        bm25 (bm25): behind the notes, 4 readable record(s), 3 indexed; "
+        "1 record(s) added, changed or removed since its last update\n"
+    ) in text  # as doctor words it
+    doctor = cli("doctor", "--home", str(path)).stdout
+    assert "bm25: behind the notes, 4 readable record file(s), 3 indexed; 1 record(s) added" in doctor
     recalled = json.loads(cli.ok("recall", "payroll", "--home", str(path), "--json"))["records"]
     assert [r["id"] for r in recalled] == [late.id]
     fresh = json.loads(cli.ok("status", "--home", str(path), "--json"))["indexes"]
     assert (fresh[0]["indexed"], fresh[0]["records"], fresh[0]["dirty"]) == (4, 4, False)
+    assert "index        bm25 (bm25): clean, 4 readable record(s), 4 indexed\n" in cli.ok(
+        "status", "--home", str(path)
+    )

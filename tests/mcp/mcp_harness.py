@@ -30,7 +30,7 @@ from agent_memory.search.recipes import SearchSettings, splice_search
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 CLIENT_NAME = "pytest-agent"
 TOOLS = {
-    *("remember", "recall", "status", "supersede", "resolve", "review", "feedback"),
+    *("remember", "recall", "status", "supersede", "resolve", "review", "decide_pending", "feedback"),
     *("consolidate", "withdraw", "reinstate", "forget", "redact"),
     *("nas_remember", "nas_recall"),
 }

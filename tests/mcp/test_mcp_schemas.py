@@ -22,19 +22,19 @@ from mcp_harness import TOOLS, Connected, connect, grant, new_home, stdio_params
 
 READERS = {"status"}
 TOUCHERS = {"recall", "nas_recall"}  # they count each record returned: not read-only, not idempotent
-DESTRUCTIVE = {"supersede", "resolve", "consolidate", "redact"}
+DESTRUCTIVE = {"supersede", "resolve", "consolidate", "redact", "decide_pending"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 TIME_NAMES = re.compile(r"(_at|^as_of|^valid_from|^valid_to)$")
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Connected, list[Tool]]]:
-    """One server (agent:mcp with the erase, mark and withdraw grants) and its tools as listed."""
+    """One server (agent:mcp with the approve, erase, mark and withdraw grants) and its tools as listed."""
     root = tmp_path_factory.mktemp("schemas")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
         home = new_home(root / "home")
-        grant(home, "agent:mcp", "erase", "mark", "withdraw")
+        grant(home, "agent:mcp", "approve", "erase", "mark", "withdraw")
         with connect(stdio_params(home)) as client:
             yield home, client, client.tools()
 
@@ -252,6 +252,8 @@ def test_every_structured_result_matches_its_output_schema_and_its_times_carry_a
     old = client.ok(
         "remember", text="The queue is rabbit-0", kind="state", subject="queue", valid_from=earlier
     )
+    held = client.ok("remember", text="The queue is rabbit-2", kind="state", subject="queue")
+    assert held["pending"] is True, "the queue subject is disputed: a new value waits for review"
     doomed = client.ok("remember", text="The temporary door code is 4711")["record_id"]
     hidden = client.ok("remember", text="The old VPN profile is vpn-legacy")["record_id"]
     withdrawn = client.ok("withdraw", memory_item_ids=[hidden], reason="obsolete")
@@ -274,6 +276,7 @@ def test_every_structured_result_matches_its_output_schema_and_its_times_carry_a
         "reinstate": client.ok("reinstate", withdrawal_id=withdrawn["withdrawal_id"], reason="still used"),
         "forget": client.ok("forget", memory_item_ids=[hidden]),
         "redact": client.ok("redact", record_id=doomed, reason="expired", authority="facilities"),
+        "decide_pending": client.ok("decide_pending", record_id=held["record_id"], verdict="accept"),
     }
     assert set(results) == TOOLS
     assert results["recall"]["records"], "the recall must return records for the check to mean anything"

@@ -271,6 +271,7 @@ def test_supersede_with_the_current_text_is_refused_and_writes_no_version(server
     for same in ("The on-call phone is in drawer 3", " The on-call phone is in drawer 3\n"):
         text = client.error("supersede", old_id=target, text=same, reason="no change")
         assert "\n" not in text and f"{target}: text: is identical to the record's current text" in text, text
+        assert "(hint: give the corrected text)" in text, text
     assert stored(servers.home) == before
     moved = client.ok("supersede", old_id=target, text="The on-call phone is in drawer 4", reason="moved")
     assert moved["superseded"] == target

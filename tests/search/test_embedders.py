@@ -11,6 +11,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -350,3 +351,33 @@ def test_a_refused_connection_names_the_url() -> None:
             EmbeddingError, match=re.escape(f"127.0.0.1:{port}/v1/embeddings: request failed")
         ):
             embedder.embed(["x"])
+
+
+def test_off_topic_questions_find_nothing_with_the_built_in_minilm_recipe(minilm: MiniLMEmbedder) -> None:
+    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.search.recipes import BUILTIN_RECIPES
+    from agent_memory.search.vectors import VectorIndex, scoring_options
+
+    turns = [
+        "I repotted the spider plant and gave cuttings to my neighbour.",
+        "The tomato seedlings need more sun on the balcony.",
+        "I water the herb garden every morning before work.",
+    ]
+    records = [
+        MemoryRecord.create(
+            type="episode",
+            body=text,
+            provenance=Provenance(kind="import", ref=f"chat.json#s1/{i}"),
+            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+        for i, text in enumerate(turns)
+    ]
+    with VectorIndex(
+        ":memory:", minilm, **scoring_options(BUILTIN_RECIPES["vectors-minilm"].options)
+    ) as index:
+        index.index(records)
+        assert index.thread_weight > 0
+        assert index.query("What is the capital of Peru's neighbouring country's currency?", k=5) == []
+        assert index.query("quantum chromodynamics lattice simulation", k=5) == []
+        assert records[0].id in [h.record_id for h in index.query("spider plant cuttings", k=5)]

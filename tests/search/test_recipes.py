@@ -157,6 +157,21 @@ def test_the_template_documents_the_section_and_reads_back_to_the_same_settings(
             "weighted fusion only",
         ),
         ('[search.recipe."Bad Name"]\nkind = "bm25"', "search.recipe.Bad Name", "recipe name must match"),
+        (
+            '[search.recipe.x]\nkind = "vector"\nembedder = "hash"\nfloor = "most"',
+            "search.recipe.x.floor",
+            "invalid value",
+        ),
+        (
+            '[search.recipe.x]\nkind = "vector"\nembedder = "hash"\nthread_weight = -0.5',
+            "search.recipe.x.thread_weight",
+            "invalid value",
+        ),
+        (
+            '[search.recipe.x]\nkind = "bm25"\nthread_weight = 0.5',
+            "search.recipe.x.thread_weight",
+            "unknown options",
+        ),
     ],
 )
 def test_bad_search_settings_name_the_file_and_the_field(text: str, field: str, message: str) -> None:
@@ -224,3 +239,28 @@ def test_a_bad_recipe_file_is_named_in_the_error(tmp_path: Path, text: str, mess
 def test_a_missing_recipe_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_recipe_file(tmp_path / "absent.toml", SearchSettings())
+
+
+def test_vector_scoring_options_are_read_and_reach_the_index() -> None:
+    from agent_memory.search.embedders import HashEmbedder
+    from agent_memory.search.vectors import VectorIndex, scoring_options
+
+    search = parse(
+        '[search.recipe.v]\nkind = "vector"\nembedder = "hash"\nfloor = "best"\nthread_weight = 1\n'
+        "min_similarity = 0.25"
+    )
+    (spec,) = search.defined
+    assert spec.options == {
+        "embedder": "hash",
+        "min_similarity": 0.25,
+        "floor": "best",
+        "thread_weight": 1.0,
+        "dimensions": 256,
+    }
+    index = VectorIndex(":memory:", HashEmbedder(), **scoring_options(spec.options))
+    assert (index.min_similarity, index.floor, index.thread_weight) == (0.25, "best", 1.0)
+    plain = VectorIndex(
+        ":memory:", HashEmbedder(), **scoring_options(BUILTIN_RECIPES["vectors-hash"].options)
+    )
+    assert (plain.min_similarity, plain.floor, plain.thread_weight) == (0.0, "each", 0.0)
+    assert parse(f"[search]\n[search.recipe.w]\n{spec.to_toml_table()}").defined[0].options == spec.options

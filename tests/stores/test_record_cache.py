@@ -125,3 +125,65 @@ def test_the_cache_keeps_the_most_recently_used_records_only() -> None:
     assert cache.get("b") is None and cache.get("a") == a and cache.get("c") == c
     cache.clear()
     assert cache.get("a") is None
+
+
+class CountingScandir:
+    """Wraps ``os.scandir`` and counts the directories listed."""
+
+    def __init__(self, scandir: Callable[[str], object]) -> None:
+        self.scandir, self.calls = scandir, 0
+
+    def __call__(self, path: str) -> object:
+        self.calls += 1
+        return self.scandir(path)
+
+
+@pytest.mark.usefixtures("settled")
+def test_an_unchanged_record_directory_is_listed_once_and_its_note_opened_on_every_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FileStore(tmp_path / "notes")
+    one = record("The printer is on the second floor.")
+    store.put(one)
+    counting = CountingScandir(os.scandir)
+    monkeypatch.setattr(os, "scandir", counting)
+    assert store.get(one.id) == store.get(one.id) == store.get(one.id) == one
+    assert counting.calls == 1
+    note_path(store, one).write_bytes(b"not a note")  # same name, same directory: still caught
+    with pytest.raises(StoreError, match="unreadable version file"):
+        store.get(one.id)
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_version_added_by_another_writer_is_read_at_once_even_with_the_directory_mtime_put_back(
+    tmp_path: Path,
+) -> None:
+    reader, writer = FileStore(tmp_path / "notes"), FileStore(tmp_path / "notes")
+    one = record("The gym opens at seven.")
+    writer.put(one)
+    assert reader.get(one.id) == one
+    folder = note_path(writer, one).parent
+    before = os.stat(folder)
+    newer = one.evolve(confidence=0.3, updated_at=datetime(2026, 7, 2, tzinfo=UTC))
+    writer.put(newer)
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # the change time still moves
+    assert reader.get(one.id) == newer
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_latest_version_removed_by_hand_reads_the_one_before_and_a_linked_directory_is_refused(
+    tmp_path: Path,
+) -> None:
+    store = FileStore(tmp_path / "notes")
+    one = record("Lunch is at noon.")
+    store.put(one)
+    newer = one.evolve(confidence=0.3, updated_at=datetime(2026, 7, 2, tzinfo=UTC))
+    store.put(newer)
+    assert store.get(one.id) == newer
+    folder = note_path(store, one).parent
+    (folder / "000002.md").unlink()
+    assert store.get(one.id) == one
+    os.rename(folder, tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", folder)
+    with pytest.raises(StoreError, match="symbolic link"):
+        store.get(one.id)

@@ -218,18 +218,8 @@ def supersede(
     Control characters (other than tabs and line breaks) in TEXT or --source are refused, and
     so is a TEXT identical to OLD_ID's current text (exit 3; nothing is written either way).
     """
-    from agent_memory.errors import RecordError
-    from agent_memory.writing import normalize_text
-
     _plain(text=text, source=source)
-    with _open(home) as memory:
-        if normalize_text(text, "text") == memory.get(old_id).body:
-            raise RecordError(
-                "is identical to the record's current text: nothing to supersede, nothing was changed",
-                record_id=old_id,
-                field="text",
-                hint="give the corrected text",
-            )
+    with _open(home) as memory:  # Memory.supersede refuses a TEXT identical to the current one
         result = memory.supersede(
             old_id, text, source=source or _default_source(), reason=reason, expected_version=expected_version
         )
@@ -286,10 +276,12 @@ def status(home: str | None, as_json: bool) -> None:
     click.echo(f"search       {', '.join(search['recipes'])}: {search['why']}")
     for name, why in search["unavailable"].items():
         click.echo(f"unavailable  {name}: {why}")
-    for index in report["indexes"]:
-        state = f"DIRTY ({index['stale']} changed)" if index["dirty"] else "fresh"
+    for index in report["indexes"]:  # worded as doctor's indexes check words it
+        state = "behind the notes" if index["dirty"] else "clean"
+        changed = f"; {index['stale']} record(s) added, changed or removed since its last update"
         click.echo(
-            f"index        {index['name']} ({index['kind']}): {state}, {index['indexed']}/{index['records']}"
+            f"index        {index['name']} ({index['kind']}): {state}, {index['records']} readable "
+            f"record(s), {index['indexed']} indexed" + (changed if index["stale"] else "")
         )
     for problem in report["unreadable"]:
         click.echo(f"unreadable   {problem}")

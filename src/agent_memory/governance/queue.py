@@ -12,7 +12,10 @@ Invariants:
   ``quarantined``; a pending entry is a record waiting in ``proposals/pending`` because its
   subject was already disputed (DESIGN.md §9 "Write-time supersede");
 - the gate applies first (seed 000 §12.2: "review does not mistake a withdrawn … segment"):
-  a withdrawn record is never listed, only counted.
+  a withdrawn record is never listed, only counted;
+- a pending entry's reason is the current one: the reason logged when it was held back while
+  ``accept`` would still be refused (its subject disputed), else what ``accept`` would do now
+  (closing note 3: the old "already disputed" text stayed after the dispute was resolved).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agent_memory.errors import AgentMemoryError
 from agent_memory.records import MemoryRecord, State
 from agent_memory.review import ReviewBook
 from agent_memory.wire import format_timestamp
+from agent_memory.writing import PlanKind
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -41,7 +46,8 @@ class ReviewItem:
         queue: ``quarantined`` (tainted, not approved) or ``pending`` (its subject is disputed).
         review: Its review state from log events: ``quarantined``, ``rejected``, ``stale``,
             ``approved`` or ``none``.
-        why: Why it waits: the taint labels, or the reason logged when it was kept pending.
+        why: Why it waits: the taint labels; for a pending record, the reason logged when it
+            was kept pending while its subject is still disputed, else what ``accept`` would do.
     """
 
     record: MemoryRecord
@@ -111,7 +117,7 @@ def review_queue(memory: Memory, *, namespace: str | None = None) -> ReviewQueue
             candidates.append((record, "quarantined", f"tainted: {', '.join(record.taint or ())}"))
     for record in sorted(memory.pending.list(), key=lambda r: (r.created_at, r.id)):
         why = pending_reasons.get(record.id) or "its subject is already disputed"
-        candidates.append((record, "pending", why))
+        candidates.append((record, "pending", _pending_now(memory, record, why)))
     items: list[ReviewItem] = []
     withdrawn = 0
     for record, queue, why in candidates:
@@ -122,3 +128,25 @@ def review_queue(memory: Memory, *, namespace: str | None = None) -> ReviewQueue
             continue
         items.append(ReviewItem(record, queue, reviews.state_of(record), why))
     return ReviewQueue(tuple(items), withdrawn)
+
+
+_ACCEPT_WOULD = {
+    PlanKind.SUPERSEDE: "supersede {other}",
+    PlanKind.DISPUTE: "dispute {other}",
+    PlanKind.DEDUP: "join the identical record {other}",
+    PlanKind.CREATE: "write it as the subject's only value",
+}
+
+
+def _pending_now(memory: Memory, record: MemoryRecord, logged: str) -> str:
+    """Return why ``record`` waits: ``logged`` while accept would be refused, else what accept would do."""
+    try:
+        plan = memory.pending_plan(record.id)
+    except AgentMemoryError:  # unreadable now: the reason it was held back is all there is to say
+        return logged
+    if plan.kind is PlanKind.PENDING:
+        return logged
+    would = _ACCEPT_WOULD[plan.kind].format(other=plan.other.id if plan.other is not None else "")
+    return (
+        f"held back while subject {record.subject} was disputed; accept would {would} now, decline drops it"
+    )

@@ -1,22 +1,24 @@
-"""The maintenance and governance tools: review, consolidate, withdraw, reinstate, forget, redact.
+"""The governance tools: review, decide_pending, consolidate, withdraw, reinstate, forget, redact.
 
 A mixin of :class:`agent_memory.mcp.tools.Tools` (the copy and conventions are the same:
 each docstring is what the model reads). Who may call what (DESIGN.md §9 "Actors"; issue 8
 item 3; issue 6):
 
-============  =====================================  ===========================================
-tool          grant (``memory.toml`` ``[actors]``)  tainted caller
-============  =====================================  ===========================================
-review        ``mark`` (or ``approve``) for          refused (it would re-weigh trusted records)
-              ``stale``; approve/reject are never
-              served over MCP
-consolidate   none                                   ``dry_run`` only (no pass it starts applies)
-withdraw      ``withdraw``                           allowed: it only hides, reversibly, and is
-                                                     logged with the actor
-forget        ``withdraw`` (it withdraws)            allowed, as withdraw
-reinstate     ``withdraw``                           refused (it lifts a withdrawal)
-redact        ``erase``                              refused (irreversible)
-============  =====================================  ===========================================
+==============  =====================================  ===========================================
+tool            grant (``memory.toml`` ``[actors]``)  tainted caller
+==============  =====================================  ===========================================
+review          ``mark`` (or ``approve``) for          refused (it would re-weigh trusted records)
+                ``stale``; approve/reject are never
+                served over MCP
+decide_pending  ``approve``                            refused (accepting may replace a trusted
+                                                       value)
+consolidate     none                                   ``dry_run`` only (no pass it starts applies)
+withdraw        ``withdraw``                           allowed: it only hides, reversibly, and is
+                                                       logged with the actor
+forget          ``withdraw`` (it withdraws)            allowed, as withdraw
+reinstate       ``withdraw``                           refused (it lifts a withdrawal)
+redact          ``erase``                              refused (irreversible)
+==============  =====================================  ===========================================
 
 Approving or rejecting a quarantined record is a person's decision (DESIGN.md §9: an
 attributable review event), and an MCP session acts as ``agent:<name>``, a model driven by
@@ -24,6 +26,11 @@ whatever it has read, never an attributable person: those verdicts are refused h
 ``memory.toml`` grants that agent, so a model can never approve content it may itself have
 been fed. The mark, erase and withdraw grants do apply: ``memory.toml`` names the agents
 trusted with them. A refused call writes nothing.
+
+``decide_pending`` is the proposal verdict the CLI gives with ``accept ID``/``decline ID`` on
+a pending record: a state value held back because its subject was disputed. It approves no
+content: accepting writes the value through the normal write path (DESIGN.md §9 "Write-time
+supersede"), so a value from a tainted session still only disputes and stays quarantined.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from agent_memory.errors import AgentMemoryError
+from agent_memory.errors import AgentMemoryError, ProposalError
 from agent_memory.governance.forget import forget as route
 from agent_memory.mcp.arguments import (
     REASON_CHARS,
@@ -46,7 +53,7 @@ from agent_memory.mcp.arguments import (
 )
 from agent_memory.mcp.calls import as_tool_error, refuse_when_tainted
 from agent_memory.mcp.receipts import ConsolidateOut, ControlOut, ForgetOut, RedactOut, ReinstateOut
-from agent_memory.mcp.results import RecordId, ReviewOut
+from agent_memory.mcp.results import PendingOut, RecordId, ReviewOut
 from agent_memory.wire import format_timestamp, utc_now
 
 if TYPE_CHECKING:
@@ -104,6 +111,52 @@ class GovernanceTools:
                 verdict="stale",
                 actor=self.session.actor,
                 reviewed_at=format_timestamp(now),
+            )
+
+    def decide_pending(
+        self,
+        record_id: Annotated[
+            RecordId, Field(description="The pending record (remember said pending: true).")
+        ],
+        verdict: Annotated[
+            Literal["accept", "decline"],
+            Field(description="accept: write it now, as remember would. decline: drop it."),
+        ],
+        reason: Annotated[str, Field(max_length=REASON_CHARS, description="Why, in a sentence.")] = "",
+        ctx: Context[Any, Any] | None = None,
+    ) -> PendingOut:
+        """Accept or decline a pending record: a state value held back because its subject was disputed.
+
+        Accept once the dispute is resolved: the value is written as remember would write it
+        (it supersedes or disputes the live value; a tainted value stays quarantined). While
+        the subject is still disputed, accept is refused. Decline drops the value. Needs the
+        approve grant for this agent in memory.toml; not available to a tainted session.
+        """
+        with as_tool_error():
+            refuse_when_tainted(
+                "decide_pending",
+                self.taints.of(ctx),
+                record_id=record_id,
+                hint="ask a person to accept or decline it",
+            )
+            now = utc_now()
+            try:
+                if verdict == "accept":
+                    result = self.memory.accept_pending(record_id, reason, now=now)
+                else:
+                    self.memory.decline_pending(record_id, reason, now=now)
+                    result = None
+            except ProposalError:
+                if self.memory.store.contains(record_id):
+                    raise ProposalError(
+                        "is a stored record, not a pending one: only a value held back for review "
+                        "is decided here",
+                        record_id=record_id,
+                        hint="review marks a stored record stale",
+                    ) from None
+                raise
+            return PendingOut.of(
+                record_id, verdict, result, actor=self.session.actor, decided_at=format_timestamp(now)
             )
 
     def consolidate(

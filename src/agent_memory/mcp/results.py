@@ -22,6 +22,7 @@ from agent_memory.recall import RecallResult
 __all__ = [
     "FeedbackOut",
     "Out",
+    "PendingOut",
     "RecallOut",
     "RecalledOut",
     "RecordId",
@@ -159,6 +160,42 @@ class ReviewOut(Out):
     verdict: Literal["stale"]
     actor: str
     reviewed_at: Timestamp
+
+
+class PendingOut(Out):
+    """A verdict on a pending record (a state value held back while its subject was disputed)."""
+
+    record_id: RecordId = Field(description="The pending record decided.")
+    verdict: Literal["accept", "decline"]
+    kept_as: RecordId | None = Field(
+        description="The record the value now lives in: record_id, or the identical live record it "
+        "joined; null when declined."
+    )
+    superseded: RecordId | None = Field(description="The live value it replaced, if any.")
+    disputed_with: RecordId | None = Field(
+        description="The live value it now disputes (a tainted or older value disputes instead)."
+    )
+    quarantined: bool = Field(description="Its text came from a tainted session: still unreviewed.")
+    actor: str
+    decided_at: Timestamp
+
+    @classmethod
+    def of(
+        cls, record_id: str, verdict: str, result: RememberResult | None, *, actor: str, decided_at: str
+    ) -> PendingOut:
+        """Build the result from the porcelain's (``None`` for a decline, which writes no record)."""
+        return cls.model_validate(
+            {
+                "record_id": record_id,
+                "verdict": verdict,
+                "kept_as": result.record_id if result else None,
+                "superseded": result.superseded if result else None,
+                "disputed_with": result.disputed_with if result else None,
+                "quarantined": bool(result and result.quarantined),
+                "actor": actor,
+                "decided_at": decided_at,
+            }
+        )
 
 
 class FeedbackOut(Out):

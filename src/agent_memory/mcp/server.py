@@ -160,7 +160,7 @@ def build_server(
     """Return an MCP server whose tools call ``memory`` as ``session`` (not yet running).
 
     Tools: every entry of :meth:`Tools.table` (remember, recall, status, supersede, resolve,
-    review, consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
+    review, decide_pending, consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
     nas_remember/nas_recall), each with annotations, a closed input schema and an output schema.
     Resources: ``memory://home/<name>`` for each of :data:`RESOURCES`, read at request time.
 

@@ -6,7 +6,7 @@ description the model reads (what the tool does and when to use it) and each par
 carries its unit and limit in its schema (issue 8 item 3; STYLE.md "Words"). Names and
 shapes: origin-notes §1.18 (``remember``, ``recall``, ``consolidate``, ``redact``,
 ``status``), seed 003 (``nas_remember``/``nas_recall``), ours (``supersede``, ``resolve``,
-``review``, ``feedback``, ``withdraw``, ``reinstate``, ``forget``).
+``review``, ``decide_pending``, ``feedback``, ``withdraw``, ``reinstate``, ``forget``).
 
 Invariants:
 
@@ -29,7 +29,6 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agent_memory.errors import RecordError
 from agent_memory.mcp.arguments import (
     MAX_BUDGET,
     MAX_EVIDENCE,
@@ -59,7 +58,6 @@ from agent_memory.mcp.results import (
 from agent_memory.memory import Memory
 from agent_memory.records import check_plain_text
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
-from agent_memory.writing import normalize_text
 
 if TYPE_CHECKING:
     from agent_memory.mcp.server import Session
@@ -78,6 +76,9 @@ _READ = hints(read_only=True, destructive=False, idempotent=True)
 _TOUCH = hints(read_only=False, destructive=False, idempotent=False)
 _CONTROL = hints(read_only=False, destructive=False, idempotent=True)
 _ERASE = hints(read_only=False, destructive=True, idempotent=True)
+# Accepting a pending value may supersede the live one; declining drops the held value; a
+# repeat is refused (nothing waits under that id any more).
+_DECIDE = hints(read_only=False, destructive=True, idempotent=True)
 
 UNCOMMITTED = frozenset({"recall", "nas_recall"})
 """Tools that write only derived, git-ignored state (the salience sidecar): no commit follows them."""
@@ -257,14 +258,7 @@ class Tools(GovernanceTools):
         with as_tool_error():
             refuse_when_tainted("supersede", self.taints.of(ctx), record_id=old_id)
             _plain(text=text, source=source)
-            if normalize_text(text, "text") == self.memory.get(old_id).body:
-                raise RecordError(
-                    "is identical to the record's current text: nothing to supersede, nothing was changed",
-                    record_id=old_id,
-                    field="text",
-                    hint="give the corrected text",
-                )
-            used = self._source(source, ctx)
+            used = self._source(source, ctx)  # Memory.supersede refuses a text identical to the current one
             result = self.memory.supersede(
                 old_id, text, source=used, reason=reason, expected_version=expected_version
             )
@@ -363,6 +357,7 @@ class Tools(GovernanceTools):
             ("supersede", "Supersede a record", self.supersede, _REPLACE),
             ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
             ("review", "Mark a record stale", self.review, _MARK),
+            ("decide_pending", "Accept or decline a pending record", self.decide_pending, _DECIDE),
             ("consolidate", "Consolidate memory", self.consolidate, _REPLACE),
             ("withdraw", "Withdraw a scope", self.withdraw, _CONTROL),
             ("reinstate", "Reinstate a withdrawn scope", self.reinstate, _CONTROL),

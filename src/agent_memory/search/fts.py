@@ -50,7 +50,9 @@ from typing import Literal
 
 from agent_memory.records import MemoryRecord
 from agent_memory.search.base import Hit, IndexInputs, Recipe, document_text, inputs_digest, version_digest
+from agent_memory.search.fts_prune import PRUNE_SHARE, bounds, leave_out
 from agent_memory.search.fts_query import (
+    SMALL_INDEX,
     STOPWORDS_NAME,
     Term,
     and_expression,
@@ -108,6 +110,16 @@ _MATCH = (
     "SELECT d.record_id, -f.score FROM (SELECT rowid, bm25(fts, 1.0, "  # noqa: S608 - constants only
     + repr(_CONTEXT_WEIGHT)
     + ") AS score FROM fts WHERE fts MATCH ? ORDER BY score LIMIT ?) AS f JOIN docs d ON d.rowid = f.rowid"
+)
+
+# The same ranking over only the rows an inner MATCH finds: bm25() still scores every phrase
+# of the outer expression (same idf, same sums), but is computed for fewer rows. ``+rowid``
+# keeps the filter out of FTS5's plan (a rowid lookup per row would recount every idf).
+_MATCH_WITHIN = (
+    "SELECT d.record_id, -f.score FROM (SELECT rowid, bm25(fts, 1.0, "  # noqa: S608 - constants only
+    + repr(_CONTEXT_WEIGHT)
+    + ") AS score FROM fts WHERE fts MATCH ? AND +rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+    " ORDER BY score LIMIT ?) AS f JOIN docs d ON d.rowid = f.rowid"
 )
 
 
@@ -249,7 +261,7 @@ class FtsIndex(SharedConnection):
             chosen = or_terms(terms, df, self._count(), cap=_OR_CAP, max_share=_OR_MAX_SHARE)
             if not chosen:
                 return hits
-            others = self._match(or_expression(chosen), k)
+            others = self._match_any(chosen, df, k)
             return self._merge(hits, others, k) if self._mode == "and-then-or" else others
 
     def threads(self, record_ids: Sequence[str]) -> dict[str, str]:
@@ -429,11 +441,45 @@ class FtsIndex(SharedConnection):
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
         return int(row[0])
 
-    def _match(self, expression: str, k: int) -> list[Hit]:
-        """Return the top ``k`` rows for ``expression``, ties by record id even across the cut."""
+    def _match_any(self, terms: list[Term], df: dict[str, int], k: int) -> list[Hit]:
+        """Return the top ``k`` rows for "any of ``terms``", exactly as :meth:`_match` ranks them.
+
+        The most common words match most rows and make an OR query slow (issue 10). Rows
+        holding only them are left unscored when the ``k``-th best of the others scores
+        above their BM25 bound (:mod:`.fts_prune`); FTS5 still scores over the whole
+        expression, so each score is bit for bit the same. A first guess too bold gives a
+        floor of the ``k``-th score, which then fixes which words can be left out for sure.
+        """
+        expression = or_expression(terms)
+        total = self._count()
+        if len(terms) < 2 or total < SMALL_INDEX:
+            return self._match(expression, k)
+        costs = bounds(terms, df, total)
+        ceiling = PRUNE_SHARE * max(cost for _, cost in costs)
+        while True:
+            dropped, spent = leave_out(costs, ceiling)
+            if not dropped:
+                return self._match(expression, k)
+            hits = self._match(expression, k, within=or_expression(t for t in terms if t.stem not in dropped))
+            if len(hits) < k:
+                return self._match(expression, k)
+            if hits[-1].score >= spent:
+                return hits
+            ceiling = hits[-1].score  # fewer words are left out next time, and their bound is below it
+
+    def _match(self, expression: str, k: int, *, within: str | None = None) -> list[Hit]:
+        """Return the top ``k`` rows for ``expression``, ties by record id even across the cut.
+
+        With ``within``, only rows that the expression ``within`` also matches are ranked.
+        """
         limit = k + 1
         while True:
-            rows = self._conn.execute(_MATCH, (expression, limit)).fetchall()
+            found = (
+                (_MATCH, (expression, limit))
+                if within is None
+                else (_MATCH_WITHIN, (expression, within, limit))
+            )
+            rows = self._conn.execute(*found).fetchall()
             hits = sorted((Hit(record_id, float(score)) for record_id, score in rows), key=_rank)
             # A tie at the cut may hide rows of the same score whose ids sort first: fetch more.
             if len(rows) < limit or hits[k - 1].score != hits[-1].score:

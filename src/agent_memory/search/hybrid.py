@@ -22,6 +22,13 @@ session; a note in no thread counts as a thread of its own. The threads come fro
 that can name them (:class:`ThreadLookup`, e.g. :class:`~.fts.FtsIndex`); with no such part
 the boost is off and the recipe says so (``thread_weight`` ``"0.0"``).
 
+Last the **date boost** (:mod:`.dates`, weight :data:`~.dates.DATE_WEIGHT`): when the
+question names a time relative to when it is asked ("four weeks ago", "last Saturday", "in
+March"), every candidate whose thread's event date (:func:`~.threads.thread_time`) falls in
+that span gains ``DATE_WEIGHT ×`` the best candidate's score. "When it is asked" is the
+``now`` given to :meth:`HybridIndex.query` (recall's ``now``), else the index's clock. Notes in
+no thread carry no date here and are not boosted.
+
 Invariants: every part holds the same records (all writes go to all parts, in order);
 results are sorted by (−score, record id) and hold only scores > 0; :meth:`HybridIndex.inputs`
 reports a part disagreement as a digest no store can match, so the index reads as dirty.
@@ -31,11 +38,15 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from agent_memory.records import MemoryRecord
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex
+from agent_memory.search.dates import DATE_WEIGHT, boost_dates, date_window
+from agent_memory.search.threads import thread_time
+from agent_memory.wire import utc_now
 
 __all__ = [
     "FUSION_METHODS",
@@ -161,11 +172,15 @@ class HybridIndex:
         name: The index's name in its recipe.
         thread_weight: The thread boost (module docstring), finite and ≥ 0; applied only
             when a part is a :class:`ThreadLookup` (the first one is asked).
+        date_weight: The date boost (module docstring), finite and ≥ 0; like the thread
+            boost it needs a :class:`ThreadLookup` part, whose thread keys carry the dates.
+        clock: Returns the current aware time: the question's time when ``query`` is
+            given no ``now``. Defaults to the wall clock.
 
     Raises:
         ValueError: No parts, an unknown method or normalisation, ``k_rrf`` ≤ 0, weights
             of the wrong number, negative, infinite, NaN, or all zero, or a negative,
-            infinite or NaN ``thread_weight``.
+            infinite or NaN ``thread_weight`` or ``date_weight``.
     """
 
     def __init__(
@@ -178,6 +193,8 @@ class HybridIndex:
         normalise: Normalisation = "max",
         name: str = "hybrid",
         thread_weight: float = THREAD_WEIGHT,
+        date_weight: float = DATE_WEIGHT,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not parts:
             raise ValueError("a hybrid index needs at least one part")
@@ -192,6 +209,8 @@ class HybridIndex:
             raise ValueError("weights need one finite, non-negative value per part, not all zero")
         if not 0 <= thread_weight < math.inf:
             raise ValueError(f"thread_weight must be finite and non-negative, got {thread_weight!r}")
+        if not 0 <= date_weight < math.inf:
+            raise ValueError(f"date_weight must be finite and non-negative, got {date_weight!r}")
         self.parts = tuple(parts)
         self._method: FusionMethod = method
         self._k_rrf = k_rrf
@@ -200,6 +219,8 @@ class HybridIndex:
         self._name = name
         self._threads = next((p for p in self.parts if isinstance(p, ThreadLookup)), None)
         self._thread_weight = float(thread_weight) if self._threads is not None else 0.0
+        self._date_weight = float(date_weight) if self._threads is not None else 0.0
+        self._clock = clock or utc_now
 
     def __repr__(self) -> str:
         names = ", ".join(part.recipe.name for part in self.parts)
@@ -214,6 +235,7 @@ class HybridIndex:
             # Weights as strings: recipe.json holds no floats but these (base.Recipe).
             "weights": [repr(w) for w in self._weights],
             "thread_weight": repr(self._thread_weight),
+            "date_weight": repr(self._date_weight),
             "parts": [part.recipe.to_json() for part in self.parts],
         }
         if self._method == "rrf":
@@ -234,12 +256,18 @@ class HybridIndex:
         for part in self.parts:
             part.remove(ids)
 
-    def query(self, text: str, *, k: int = 32) -> list[Hit]:
+    def query(self, text: str, *, k: int = 32, now: datetime | None = None) -> list[Hit]:
         """Return up to ``k`` fused hits, best first, ties by record id.
 
         Each part is asked for ``max(k, CANDIDATES)`` candidates; all of them are fused and
-        boosted by their threads before the cut. Scores are fused scores (see the module
-        docstring), comparable only within this index and recipe.
+        boosted by their threads and the question's dates before the cut. Scores are fused
+        scores (see the module docstring), comparable only within this index and recipe.
+
+        Args:
+            text: The question.
+            k: How many hits at most.
+            now: When the question is asked, for the dates it names ("four weeks ago");
+                ``None``: the index's clock. A naive time is read as UTC.
         """
         if k <= 0:
             return []
@@ -248,9 +276,20 @@ class HybridIndex:
         fused = fuse(
             rankings, self._weights, method=self._method, k_rrf=self._k_rrf, normalise=self._normalise
         )
-        if self._threads is not None and self._thread_weight > 0 and fused:
-            threads = self._threads.threads([hit.record_id for hit in fused])
+        if self._threads is None or not fused or not (self._thread_weight or self._date_weight):
+            return fused[:k]
+        window = None
+        if self._date_weight:
+            asked = now or self._clock()
+            window = date_window(text, asked if asked.tzinfo else asked.replace(tzinfo=UTC))
+        if not self._thread_weight and window is None:
+            return fused[:k]
+        threads = self._threads.threads([hit.record_id for hit in fused])
+        if self._thread_weight:
             fused = boost_threads(fused, threads, self._thread_weight)
+        if window is not None:
+            dates = {record_id: when for record_id, key in threads.items() if (when := thread_time(key))}
+            fused = boost_dates(fused, dates, window, self._date_weight)
         return fused[:k]
 
     def inputs(self) -> IndexInputs:

@@ -28,11 +28,13 @@ find every neighbour of a changed note with one lookup.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
+from agent_memory.errors import RecordError
 from agent_memory.records import MemoryRecord, RecordType
-from agent_memory.wire import format_timestamp
+from agent_memory.wire import format_timestamp, parse_timestamp
 
-__all__ = ["Place", "place_of"]
+__all__ = ["Place", "place_of", "thread_time"]
 
 Place = tuple[str, str]
 """``(thread key, position key)``; position keys sort as text in thread order."""
@@ -68,3 +70,18 @@ def place_of(record: MemoryRecord) -> Place | None:
         return None
     when = format_timestamp(record.occurred_at) if record.occurred_at is not None else ""
     return f"{document}#{path} {when}", _natural(leaf)
+
+
+def thread_time(thread: str) -> datetime | None:
+    """Return the event time a thread key of :func:`place_of` carries (aware UTC), or ``None``.
+
+    ``None`` when the key has no time (a note without ``occurred_at``) or its last word is
+    not a canonical timestamp; never raises.
+    """
+    _, space, when = thread.rpartition(" ")
+    if not space or not when:
+        return None
+    try:
+        return parse_timestamp(when, "occurred_at")
+    except (RecordError, ValueError):
+        return None

@@ -5,7 +5,8 @@ Schema::
 
     meta(key, value)                        schema tag, embedder key, built_at
     vectors(text_hash, embedder, vector)    float32 little-endian blobs, one per distinct text
-    entries(record_id, version, text_hash)  which text each record's latest version has
+    entries(record_id, version, text_hash,  which text each record's latest version has,
+            thread)                         and its conversation thread (:mod:`.threads`)
 
 Invariants:
 
@@ -22,6 +23,13 @@ Invariants:
   bytes in the file, its ``-wal`` or ``-shm`` (DESIGN.md §9 erasure).
 - Opening a file with another embedder empties ``entries`` (``inputs().count`` is 0: the
   caller rebuilds); the other embedder's vectors stay until :meth:`VectorIndex.purge`.
+- With ``thread_weight`` > 0 a note scores ``(cosine + w × cosine to its thread's mean
+  vector) / (1 + w)`` (:mod:`.thread_means`, kept in step with every write). A file written
+  before the ``thread`` column existed gains it empty; opened with ``thread_weight`` > 0 it
+  is emptied like a file of another embedder (its vectors stay, so nothing is embedded again).
+- ``floor = "best"`` applies ``min_similarity`` to the question instead of to each note: a
+  question whose best cosine with any note is below it finds nothing (an off-topic
+  question), any other finds every note with a positive score.
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from typing import Any, Literal
 
 import numpy as np
 
@@ -47,10 +56,15 @@ from agent_memory.search.base import (
     version_digest,
 )
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
+from agent_memory.search.thread_means import ThreadMeans
+from agent_memory.search.threads import place_of
 from agent_memory.sqlite_file import SharedConnection, connect
 from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
-__all__ = ["VectorIndex", "text_hash"]
+__all__ = ["FLOORS", "Floor", "VectorIndex", "scoring_options", "text_hash"]
+
+Floor = Literal["each", "best"]
+FLOORS: tuple[Floor, ...] = ("each", "best")
 
 _SCHEMA_TAG = "agent-memory-vectors/1"
 _BATCH = 500
@@ -66,10 +80,24 @@ CREATE TABLE IF NOT EXISTS vectors (
 CREATE TABLE IF NOT EXISTS entries (
     record_id TEXT PRIMARY KEY,
     version TEXT NOT NULL,
-    text_hash TEXT NOT NULL
+    text_hash TEXT NOT NULL,
+    thread TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS entries_text ON entries (text_hash);
 """
+
+
+def scoring_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the :class:`VectorIndex` keyword arguments a vector recipe's options give.
+
+    ``min_similarity`` [0.0], ``floor`` [``each``] and ``thread_weight`` [0.0] (the recipe
+    options of :mod:`.recipes`), so every opener builds the index the recipe describes.
+    """
+    return {
+        "min_similarity": float(options.get("min_similarity", 0.0)),
+        "floor": options.get("floor", "each"),
+        "thread_weight": float(options.get("thread_weight", 0.0)),
+    }
 
 
 def text_hash(text: str) -> str:
@@ -89,9 +117,15 @@ class VectorIndex(SharedConnection):
             stored vectors.
         name: The index's name in its recipe (its folder under ``.cache/indexes/``).
         batch_size: Texts per call to ``embedder.embed``.
+        min_similarity: The cosine floor in [0, 1).
+        floor: ``each`` (a note below the floor is no hit) or ``best`` (a question whose best
+            cosine is below it finds nothing; module docstring).
+        thread_weight: The weight of the thread-mean cosine, finite and ≥ 0 (0: off).
         clock: Returns the current aware UTC time; stamps ``built_at``. Defaults to the wall clock.
 
     Raises:
+        ValueError: ``min_similarity`` outside [0, 1), an unknown ``floor``, or a negative,
+            infinite or NaN ``thread_weight``.
         sqlite3.Error: The file cannot be opened or is not a database.
     """
 
@@ -103,13 +137,21 @@ class VectorIndex(SharedConnection):
         name: str = "vectors",
         batch_size: int = 64,
         min_similarity: float = 0.0,
+        floor: Floor = "each",
+        thread_weight: float = 0.0,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not 0.0 <= min_similarity < 1.0:
             raise ValueError(f"min_similarity must be in [0, 1), got {min_similarity!r}")
+        if floor not in FLOORS:
+            raise ValueError(f"unknown floor {floor!r} (one of: {', '.join(FLOORS)})")
+        if not 0.0 <= thread_weight < float("inf"):
+            raise ValueError(f"thread_weight must be finite and non-negative, got {thread_weight!r}")
         self.path = os.fspath(path)
         self.embedder = embedder
         self.min_similarity = min_similarity
+        self.floor: Floor = floor
+        self.thread_weight = float(thread_weight)
         self._name = name
         self._batch_size = max(1, batch_size)
         self._clock = clock or utc_now
@@ -120,6 +162,7 @@ class VectorIndex(SharedConnection):
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._matrix: Vectors | None = None
+        self._means = ThreadMeans(self._dimensions)
         self._data_version = -1
         self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         try:
@@ -153,6 +196,9 @@ class VectorIndex(SharedConnection):
                 "fields": ["body", "tags"],
                 "storage": "float32-le",
                 "schema": _SCHEMA_TAG,
+                # Written only when not the default, so recipes from before they existed still match.
+                **({"floor": self.floor} if self.floor != "each" else {}),
+                **({"thread_weight": f"{self.thread_weight:.2f}"} if self.thread_weight else {}),
             },
         )
 
@@ -186,12 +232,14 @@ class VectorIndex(SharedConnection):
             self._drop_rows(ids)
 
     def query(self, text: str, *, k: int = 32) -> list[Hit]:
-        """Return up to ``k`` hits with cosine above ``min_similarity`` (≥ 0), best first, ties by id.
+        """Return up to ``k`` hits with a score above the floor (and > 0), best first, ties by id.
 
-        Scores are cosines in (0, 1]. A floor keeps a dense model from offering every note as
-        a weak match (all-MiniLM-L6-v2 gives unrelated text cosines up to about 0.2). Blank
-        text, and text the embedder maps to the zero vector (no tokens for the hash
-        embedder), gives ``[]``.
+        Scores are cosines in (0, 1], mixed with the thread-mean cosine when
+        ``thread_weight`` > 0 (module docstring). A floor keeps a dense model from offering
+        every note as a weak match (all-MiniLM-L6-v2 gives unrelated text cosines up to
+        about 0.2): ``each`` drops notes scoring below ``min_similarity``, ``best`` finds
+        nothing when the question's best plain cosine is below it. Blank text, and text the
+        embedder maps to the zero vector (no tokens for the hash embedder), gives ``[]``.
 
         Raises:
             EmbeddingError: The embedder failed on the query text.
@@ -203,7 +251,14 @@ class VectorIndex(SharedConnection):
             return []
         with self._lock:
             scores = self._scores(self._loaded(), query)
-            candidates = np.flatnonzero(scores > self.min_similarity)
+            floor = self.min_similarity
+            if self.floor == "best":
+                if not len(scores) or float(scores.max()) < floor:
+                    return []
+                floor = 0.0
+            if self.thread_weight:
+                scores = self._means.mix(scores, query, self.thread_weight)
+            candidates = np.flatnonzero(scores > floor)
             if len(candidates) > k:
                 # Keep everything tied with the k-th score, so ties are cut by id below.
                 kth = np.partition(scores[candidates], -k)[-k]
@@ -258,13 +313,23 @@ class VectorIndex(SharedConnection):
             if row is None or row[0] != _SCHEMA_TAG:
                 for table in ("entries", "vectors", "meta"):
                     self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+                tables = set()
+        if "entries" in tables and "thread" not in {
+            r[1] for r in self._conn.execute("PRAGMA table_info(entries)")
+        }:
+            # A file from before threads were kept: its rows' threads are unknown.
+            self._conn.execute("ALTER TABLE entries ADD COLUMN thread TEXT")
+            if self._conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone():
+                self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('threads', 'unknown')")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 self._conn.execute(statement)
         self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (_SCHEMA_TAG,))
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        if row is not None and row[0] != self._key:
+        unknown = self._conn.execute("SELECT 1 FROM meta WHERE key = 'threads'").fetchone()
+        if (row is not None and row[0] != self._key) or (unknown and self.thread_weight):
             self._conn.execute("DELETE FROM entries")
+            self._conn.execute("DELETE FROM meta WHERE key = 'threads'")
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self._key,))
 
     def _transaction(self, body: Callable[[], object], *, stamp: bool = True) -> None:
@@ -284,6 +349,7 @@ class VectorIndex(SharedConnection):
 
     def _write_batch(self, records: list[MemoryRecord]) -> None:
         texts = {r.id: document_text(r) for r in records}
+        threads = {r.id: place[0] if (place := place_of(r)) else None for r in records}
         rows = [(r.id, version_digest(r), text_hash(texts[r.id])) for r in records]
         held = {
             record_id: (version, digest)
@@ -313,13 +379,13 @@ class VectorIndex(SharedConnection):
                 [(digest, self._key, vectors[digest].astype("<f4").tobytes()) for digest in missing],
             )
             self._conn.executemany(
-                "INSERT INTO entries VALUES (?, ?, ?) ON CONFLICT (record_id)"
-                " DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash",
-                changed,
+                "INSERT INTO entries VALUES (?, ?, ?, ?) ON CONFLICT (record_id) DO UPDATE SET"
+                " version = excluded.version, text_hash = excluded.text_hash, thread = excluded.thread",
+                [(*row, threads[row[0]]) for row in changed],
             )
 
         self._transaction(write)
-        self._set_rows([(record_id, vectors[digest]) for record_id, _, digest in changed])
+        self._set_rows([(record_id, vectors[digest], threads[record_id]) for record_id, _, digest in changed])
 
     def _embed(self, texts: list[str]) -> list[Vectors]:
         out: list[Vectors] = []
@@ -346,15 +412,17 @@ class VectorIndex(SharedConnection):
         if self._matrix is None or version != self._data_version:
             self._data_version = version
             rows = self._conn.execute(
-                "SELECT e.record_id, v.vector FROM entries e"
+                "SELECT e.record_id, v.vector, e.thread FROM entries e"
                 " JOIN vectors v ON v.text_hash = e.text_hash AND v.embedder = ? ORDER BY e.record_id",
                 (self._key,),
             ).fetchall()
-            self._ids = [record_id for record_id, _ in rows]
+            self._ids = [record_id for record_id, _, _ in rows]
             self._rows = {record_id: i for i, record_id in enumerate(self._ids)}
             self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32, order="F")
             if rows:
-                self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob in rows))
+                self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob, _ in rows))
+            if self.thread_weight:
+                self._means.load([thread for _, _, thread in rows], self._matrix)
         return self._matrix
 
     def _scores(self, matrix: Vectors, query: Vectors) -> Vectors:
@@ -362,22 +430,26 @@ class VectorIndex(SharedConnection):
 
         The matrix is column-major, so a query with few non-zero dimensions (the hash
         embedder's: a handful of words) reads only those columns, summed in float64: a
-        tenth of a millisecond at 100,000 rows instead of a pass over every vector (issue
-        10), and scores that are equal in exact arithmetic come out equal, so ties go by id.
+        few milliseconds at 100,000 rows instead of a pass over every vector (issue 10), and
+        scores that are equal in exact arithmetic come out equal, so ties go by id. The sum
+        is ``np.einsum``'s own loop, not BLAS: OpenBLAS splits so small a product across
+        threads, which on a loaded machine took 5x longer at 100,000 rows (issue 10).
         A dense query (a neural model's) is one matrix-vector product.
         """
         rows = matrix[: len(self._ids)]
         used = np.flatnonzero(query)
         if len(used) * 4 <= self._dimensions:
             columns = rows.T[used].astype(np.float64)  # rows.T is row-major: each column is contiguous
-            return np.asarray(query[used].astype(np.float64) @ columns, dtype=np.float32)
+            summed = np.einsum("i,ij->j", query[used].astype(np.float64), columns)
+            return np.asarray(summed, dtype=np.float32)
         return rows @ query
 
-    def _set_rows(self, items: list[tuple[str, Vectors]]) -> None:
+    def _set_rows(self, items: list[tuple[str, Vectors, str | None]]) -> None:
         if self._matrix is None:
             return
-        for record_id, vector in items:
+        for record_id, vector, thread in items:
             row = self._rows.get(record_id)
+            old = None if row is None else self._matrix[row].copy()
             if row is None:
                 row = len(self._ids)
                 if row == len(self._matrix):
@@ -387,6 +459,8 @@ class VectorIndex(SharedConnection):
                 self._ids.append(record_id)
                 self._rows[record_id] = row
             self._matrix[row] = vector
+            if self.thread_weight:
+                self._means.assign(row, thread, self._matrix[row], old)
 
     def _drop_rows(self, record_ids: list[str]) -> None:
         """Remove rows by moving the last row into each hole."""
@@ -397,6 +471,8 @@ class VectorIndex(SharedConnection):
             if row is None:
                 continue
             last = len(self._ids) - 1
+            if self.thread_weight:
+                self._means.release(row, self._matrix[row], last)
             if row != last:
                 moved = self._ids[last]
                 self._matrix[row] = self._matrix[last]

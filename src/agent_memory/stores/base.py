@@ -24,6 +24,7 @@ This module imports no adapter.
 from __future__ import annotations
 
 import copy
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
@@ -166,16 +167,11 @@ class RecordCache:
             if record is None:
                 return None
             self._items.move_to_end(key)
-        clone = copy.copy(record)  # a frozen dataclass: copied without running its checks again
-        object.__setattr__(clone, "slots", copy.deepcopy(record.slots) if record.slots else {})
-        object.__setattr__(clone, "extra", copy.deepcopy(record.extra) if record.extra else {})
-        return clone
+        return _clone(record)
 
     def put(self, key: Hashable, record: MemoryRecord) -> None:
         """Keep a private copy of ``record`` under ``key``."""
-        kept = copy.copy(record)
-        object.__setattr__(kept, "slots", copy.deepcopy(record.slots))
-        object.__setattr__(kept, "extra", copy.deepcopy(record.extra))
+        kept = _clone(record)
         with self._lock:
             self._items[key] = kept
             self._items.move_to_end(key)
@@ -186,6 +182,25 @@ class RecordCache:
         """Forget every record (erasure: no erased content stays in memory)."""
         with self._lock:
             self._items.clear()
+
+
+_FIELDS = tuple(name for name in MemoryRecord.__slots__ if name not in ("slots", "extra"))
+_SHARED = operator.attrgetter(*_FIELDS)
+
+
+def _clone(record: MemoryRecord) -> MemoryRecord:
+    """Return a copy of a frozen ``record`` with its own ``slots`` and ``extra``, checks not run again.
+
+    Field by field (``copy.copy`` of a slotted dataclass goes through ``__reduce_ex__`` and
+    ``dataclasses.fields``, several times slower: the clone was a third of a cached read).
+    Every other field is immutable and shared.
+    """
+    clone = object.__new__(MemoryRecord)
+    for name, value in zip(_FIELDS, _SHARED(record), strict=True):
+        object.__setattr__(clone, name, value)
+    object.__setattr__(clone, "slots", copy.deepcopy(record.slots) if record.slots else {})
+    object.__setattr__(clone, "extra", copy.deepcopy(record.extra) if record.extra else {})
+    return clone
 
 
 def check_record_id(record_id: str) -> str:

@@ -22,7 +22,10 @@ Invariants:
 - An id is checked by :func:`check_record_id` before any path is built from it.
 - Parsed versions are kept in a :class:`~agent_memory.stores.base.RecordCache` keyed by the
   file's inode, size and times, so an unchanged note is parsed once per process; any change
-  to the file is a miss, and :meth:`FileStore.erase` empties the cache.
+  to the file is a miss, and :meth:`FileStore.erase` empties the cache. :meth:`FileStore.get`
+  reuses a record directory's listing while the directory's inode and times are unchanged
+  (:class:`~agent_memory.stores.file_tokens.Listings`); the note file's own identity (its
+  ``lstat``) is checked on every read.
 - A version file that cannot be parsed, or whose record id is not its directory's, is a
   :class:`StoreError` naming the path; it is left byte-identical, and every other record
   stays readable. Symbolic links are never followed: a linked version file or record
@@ -37,6 +40,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -53,8 +57,11 @@ from agent_memory.stores.base import (
     check_record_id,
     filter_records,
 )
+from agent_memory.stores.file_io import TEMP_PREFIX as _TEMP_PREFIX
+from agent_memory.stores.file_io import fsync_dir as _fsync_dir
+from agent_memory.stores.file_io import write_temp as _write_temp
 from agent_memory.stores.file_tokens import RECORD_DIR as _RECORD_DIR
-from agent_memory.stores.file_tokens import all_tokens
+from agent_memory.stores.file_tokens import Listings, all_tokens
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["CODECS", "FileStore"]
@@ -65,7 +72,6 @@ _HINT = (
     "restore it from git or a backup, or move it aside; "
     "agent-memory doctor --home <home> lists every unreadable note"
 )
-_TEMP_PREFIX = ".tmp-"
 # Spelled here because inside the class body ``list`` names the port's method.
 _Records = list[MemoryRecord]
 _Versions = list[tuple[int, Path]]
@@ -103,6 +109,7 @@ class FileStore:
         if codec not in _EXTENSIONS:
             raise StoreError(f"unknown codec {codec!r} (one of: {', '.join(CODECS)})")
         self.root = Path(root)
+        self._top = os.fspath(self.root)
         self.codec = codec
         self.extension = _EXTENSIONS[codec]
         self._version_name = re.compile(rf"\A([0-9]{{6,}})\.{self.extension}\Z")
@@ -111,6 +118,7 @@ class FileStore:
             _load_markdown if codec == "markdown" else _load_json
         )
         self._cache = RecordCache()
+        self._listings = Listings(self._version_name, _SETTLED_NS)
 
     def __repr__(self) -> str:
         return f"FileStore({str(self.root)!r}, codec={self.codec!r})"
@@ -151,10 +159,16 @@ class FileStore:
             RecordNotFound: No version file for this id.
             StoreError: The id is refused, or the latest version file is unreadable (path named).
         """
-        versions = self._versions(self._record_dir(record_id))
+        record_dir = f"{self._top}/{check_record_id(record_id)[len('mem:') :]}"
+        try:  # the listing is reused while the directory is unchanged; the file is always checked
+            versions = self._listings.versions(record_dir)
+        except OSError as exc:
+            raise _os_error("cannot list the record directory", exc, None, record_dir) from exc
+        if versions is None:
+            self._versions(Path(record_dir))  # raises: a linked record directory is never followed
         if not versions:
             raise RecordNotFound("no such record", record_id=record_id)
-        return self._read(record_id, versions[-1][1])
+        return self._read(record_id, f"{record_dir}/{versions[-1][1]}")
 
     def history(self, record_id: str) -> _Records:
         """Return every version, oldest first.
@@ -223,6 +237,7 @@ class FileStore:
         tombstone = latest.tombstone(reason, now=now if now is not None else utc_now())
         data = self._dump(tombstone)
         self._cache.clear()  # no erased content stays in this process's memory
+        self._listings.clear()
         replaced: set[int] = set()
         try:
             while pending := [(n, p) for n, p in self._versions(record_dir) if n not in replaced]:
@@ -381,26 +396,30 @@ class FileStore:
             if versions:
                 yield "mem:" + name, versions[-1][1]
 
-    def _read(self, record_id: str, path: Path) -> MemoryRecord:
-        # Cached by inode, size and times (fstat of the open file): any rewrite is a miss. A file
-        # changed in the last _SETTLED_NS is not cached: an edit within one clock tick could
-        # leave its times unchanged (git's "racily clean" rule).
+    def _read(self, record_id: str, path: str | Path) -> MemoryRecord:
+        # Cached by inode, size and times (the file's lstat; fstat of the open file on a miss): any
+        # rewrite is a miss. A file changed in the last _SETTLED_NS is not cached: an edit within
+        # one clock tick could leave its times unchanged (git's "racily clean" rule).
         try:
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:  # never a link
-                info = os.fstat(file.fileno())
-                key = (record_id, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-                cached = self._cache.get(key)
+            seen = os.lstat(path)
+            if not stat.S_ISLNK(seen.st_mode):  # a link is opened below, and refused
+                cached = self._cache.get(_identity(record_id, seen))
                 if cached is not None:
                     return cached
-                data = file.read()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # never a link
+            try:
+                info = os.fstat(fd)
+                data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+            finally:
+                os.close(fd)
         except OSError as exc:
             raise _os_error("cannot read the version file", exc, record_id, path) from exc
         record = self._parse(record_id, path, data)
         if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS:
-            self._cache.put(key, record)
+            self._cache.put(_identity(record_id, info), record)
         return record
 
-    def _parse(self, record_id: str, path: Path, data: bytes) -> MemoryRecord:
+    def _parse(self, record_id: str, path: str | Path, data: bytes) -> MemoryRecord:
         try:
             record = self._load(data, str(path))
         except (AgentMemoryError, ValueError, TypeError) as exc:
@@ -455,23 +474,6 @@ class FileStore:
         raise StoreError("the record was erased while this version was written", record_id=record_id)
 
 
-def _write_temp(directory: Path, data: bytes) -> Path:
-    """Write ``data`` to a new ``.tmp-<uuid4 hex>`` file in ``directory``, fsynced; return its path."""
-    temp = directory / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(temp)
-        raise
-    os.close(fd)
-    return temp
-
-
 def _read_bytes(record_id: str, path: Path) -> bytes:
     try:
         # O_NOFOLLOW: a version file that is a symlink could point anywhere on the machine.
@@ -482,15 +484,11 @@ def _read_bytes(record_id: str, path: Path) -> bytes:
         raise _os_error("cannot read the version file", exc, record_id, path) from exc
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _identity(record_id: str, info: os.stat_result) -> tuple[str, int, int, int, int]:
+    return (record_id, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _os_error(detail: str, exc: OSError, record_id: str | None, path: Path | None = None) -> StoreError:
+def _os_error(detail: str, exc: OSError, record_id: str | None, path: str | Path | None = None) -> StoreError:
     where = path if path is not None else exc.filename
     return StoreError(
         f"{detail}: {exc.strerror or exc}",

@@ -1,0 +1,125 @@
+"""The plan of ``python -m bench``: each benchmark's settings, expected minutes, and the schedule.
+
+The full settings reproduce every figure ``docs/benchmarks.md`` shows (the 10k and 100k
+scale tiers, both retrieval datasets in full, the peers' slice); the quick settings are a
+smoke run. The expected minutes are wall minutes of one benchmark running beside one other
+on this project's 2-core machine with nothing else on it, taken from the runs recorded in the
+docs, each script's own notes and trial runs (issue 10, session 4); ``--list`` prints them and
+the schedule's total, and the runner's table gives the measured seconds to correct them.
+
+Invariant: a benchmark this table does not know still runs (with no arguments, expected
+minutes :data:`UNKNOWN_MINUTES`), so a new script is never silently left out.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# A benchmark not in PLANS is expected to take this long (a guess, printed as such).
+UNKNOWN_MINUTES = 5.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the runner runs one benchmark.
+
+    Attributes:
+        full: Arguments of the full run (the settings the docs' figures come from).
+        quick: Arguments of ``--quick`` (added to ``--quick`` itself when the script declares it).
+        minutes: Expected wall minutes of the full run (2 cores, one other benchmark beside it).
+        quick_minutes: Expected wall minutes of the quick run.
+        opt_in: The runner option that adds it to a run of everything (``""``: always run).
+        writes: The file and ``##`` sections it rewrites (for ``--list`` and the docs' header).
+    """
+
+    full: tuple[str, ...] = ()
+    quick: tuple[str, ...] = ()
+    minutes: float = UNKNOWN_MINUTES
+    quick_minutes: float = 1.0
+    opt_in: str = ""
+    writes: str = "docs/benchmarks.md"
+
+
+PLANS: dict[str, Plan] = {
+    # Scale ran 47 min and retrieval 38 min alone at load 4-12 on 2 cores (docs, session 3),
+    # that is with a third of a core each; an earlier retrieval run at lower load took a third
+    # of its time per system. Beside one other benchmark each has a core of its own. Retrieval
+    # has half again as many variants now (51 rows on the LongMemEval sample, all 293 questions);
+    # those rows are three quarters of its work.
+    "scale": Plan(minutes=30, quick_minutes=3, writes="## Scale, docs/benchmarks/scale-*.png, scale.json"),
+    "retrieval": Plan(minutes=25, quick_minutes=7.5, writes="## Retrieval quality"),
+    "peers": Plan(minutes=6, quick_minutes=4, writes="## Peers"),
+    "writes": Plan(minutes=9, quick_minutes=0.7, writes="## First write, docs/benchmarks/writes.json"),
+    "recall": Plan(("--large", "--hybrid"), ("--queries", "100"), 8, 0.5, writes="## Recall"),
+    "embedders": Plan(
+        ("--write", "--conversations", "7", "--fp32", "auto"),
+        ("--conversations", "1", "--sentences", "128"),
+        7,
+        4,
+        writes="## Embedders",
+    ),
+    "pg_search": Plan(("--large",), (), 6, 0.5, writes="## PostgreSQL search"),
+    "search": Plan(("--large",), ("--queries", "100"), 5, 0.6, writes="## Search"),
+    "mcp_load": Plan(
+        (), ("--seconds", "5", "--clients", "4", "--solo-seconds", "3"), 4, 1.1, writes="## MCP load"
+    ),
+    "freshness": Plan((), ("--records", "1000", "--repeat", "3"), 3.5, 0.2, writes="## Freshness"),
+    "commits": Plan((), ("--sizes", "0", "500", "--writes", "3"), 2.5, 0.1, writes="## MCP commits"),
+    "log_tail": Plan(minutes=3, quick_minutes=0.5, writes="## Log reads"),
+    "stores": Plan((), ("--count", "1000"), 3, 0.6, writes="## Stores"),
+    "consolidate": Plan((), ("--repeat", "1"), 1.5, 0.8, writes="## Consolidation"),
+    "governance": Plan((), ("--records", "1000", "--repeat", "3"), 1.5, 0.2, writes="## Withdrawal gate"),
+    "cli": Plan((), ("--runs", "3", "--records", "1000"), 2, 0.3, writes="## CLI start-up"),
+    "importers": Plan(
+        (), ("--items", "100", "--repeat", "1"), 1.5, 0.3, writes="## Importers, ## Folder importers"
+    ),
+    "note_reads": Plan(minutes=1, quick_minutes=0.3, writes="## Note reads"),
+    # Session 4 (H2): its default is the 10k tier of the three stores; 100k needs --sizes.
+    "recall_path": Plan((), ("--sizes", "1000", "--queries", "30"), 6, 1, writes="## Recall path"),
+    # The reliability soak (issue 11) writes docs/reliability.md; at full size it took 154 min
+    # of wall time in 16 pytest processes, so a run of everything takes it only when asked.
+    "soak": Plan(
+        (),
+        ("--fuzz", "2000", "--interface", "200", "--kills", "5", "--remembers", "20"),
+        154,
+        4,
+        opt_in="--with-soak",
+        writes="docs/reliability.md ## Last soak run",
+    ),
+}
+
+
+def plan_of(name: str) -> Plan:
+    """Return the plan of benchmark ``name`` (a default plan for a benchmark not in :data:`PLANS`)."""
+    return PLANS.get(name, Plan())
+
+
+def expected(name: str, *, quick: bool) -> float:
+    """Return the expected wall minutes of ``name`` in a full or a quick run."""
+    plan = plan_of(name)
+    return plan.quick_minutes if quick else plan.minutes
+
+
+def longest_first(names: Sequence[str], *, quick: bool) -> list[str]:
+    """Return ``names`` in the order the runner starts them: longest expected first (ties by name)."""
+    return sorted(names, key=lambda n: (-expected(n, quick=quick), n))
+
+
+def schedule_minutes(names: Sequence[str], jobs: int, *, quick: bool) -> float:
+    """Return the expected wall minutes of running ``names`` ``jobs`` at a time, longest first.
+
+    Each benchmark starts as soon as a slot is free (the runner's own rule), so this is the
+    end of the last one when every benchmark takes its expected minutes.
+
+    Raises:
+        ValueError: ``jobs`` is below 1.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    slots = [0.0] * jobs
+    for name in longest_first(names, quick=quick):
+        start = heapq.heappop(slots)
+        heapq.heappush(slots, start + expected(name, quick=quick))
+    return max(slots)
