@@ -128,13 +128,16 @@ def stale_plots(name: str, since: float, folder: Path = PLOTS) -> list[Path]:
     )
 
 
-def run(bench: Benchmark, args: Sequence[str], *, prefix: bool = False, plots: Path = PLOTS) -> Outcome:
+def run(
+    bench: Benchmark, args: Sequence[str], *, prefix: bool = False, write: bool = True, plots: Path = PLOTS
+) -> Outcome:
     """Run ``bench`` in its own Python process, echoing its output; return how it ended.
 
     Peak memory is the process's maximum resident set (``os.wait4``: its largest process,
     children it waited for included). A benchmark that prints a line starting with
-    ``skipped`` counts as skipped, with that line as the note. After success, its stale plots
-    (:func:`stale_plots`) are removed.
+    ``skipped`` counts as skipped, with that line as the note. After success of a run that
+    writes the docs (``write``), its stale plots (:func:`stale_plots`) are removed; a run that
+    prints only leaves them alone.
     """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH), env.get("PYTHONPATH", "")) if p)
@@ -170,7 +173,7 @@ def run(bench: Benchmark, args: Sequence[str], *, prefix: bool = False, plots: P
         return Outcome(bench.name, "failed", seconds, peak, f"exit {process.returncode}: {last[:160]}", tail)
     if skipped:
         return Outcome(bench.name, "skipped", seconds, peak, skipped[:200])
-    removed = stale_plots(bench.name, wall, plots)
+    removed = stale_plots(bench.name, wall, plots) if write else []
     for path in removed:
         path.unlink()
     note = f"removed stale {', '.join(p.name for p in removed)}" if removed else ""
@@ -202,7 +205,14 @@ def _alive(group: int) -> bool:
     return True
 
 
-def run_all(plans: Sequence[tuple[Benchmark, list[str]]], jobs: int, *, quick: bool) -> list[Outcome]:
+def run_all(
+    plans: Sequence[tuple[Benchmark, list[str]]],
+    jobs: int,
+    *,
+    quick: bool,
+    write: bool = True,
+    plots: Path = PLOTS,
+) -> list[Outcome]:
     """Run ``plans`` ``jobs`` at a time, longest expected first; return outcomes in plan order.
 
     On Ctrl-C (or SIGTERM) the running benchmarks are terminated and every one not finished is reported
@@ -214,7 +224,9 @@ def run_all(plans: Sequence[tuple[Benchmark, list[str]]], jobs: int, *, quick: b
     outcomes: dict[str, Outcome] = {}
     prefix = jobs > 1
     pool = ThreadPoolExecutor(max_workers=jobs)
-    futures = {name: pool.submit(run, *by_name[name], prefix=prefix) for name in queue}
+    futures = {
+        name: pool.submit(run, *by_name[name], prefix=prefix, write=write, plots=plots) for name in queue
+    }
     try:
         for name in queue:
             try:
@@ -304,7 +316,8 @@ def main(argv: Sequence[str] | None = None, folder: Path = BENCH, docs: Path | N
     started = time.time()
     previous = signal.signal(signal.SIGTERM, _stop)  # a `kill` ends the run as Ctrl-C does
     try:
-        outcomes = run_all(plans, options.jobs, quick=options.quick)
+        plots = PLOTS if docs is None else docs.with_suffix("")  # docs/benchmarks.md → docs/benchmarks/
+        outcomes = run_all(plans, options.jobs, quick=options.quick, write=write, plots=plots)
     finally:
         signal.signal(signal.SIGTERM, previous)
     print("\n=== summary")

@@ -348,6 +348,15 @@ def verdicts(rows: list[dict[str, Any]], saves: dict[int, dict[str, float]]) -> 
             f" the bare query alone takes {r['bare_p50']:.1f} ms and the read path after it"
             f" {r['after_extra_p50']:.1f} ms (before: {r['before_extra_p50']:.1f} ms)."
         )
+    from agent_memory.stores.sqlite import SQLiteStore
+
+    sqlite = "" if hasattr(SQLiteStore, "get_many") else " one query per candidate on SQLite (no `get_many`),"
+    notes.append(
+        "- What the read path still spends after the query (*after* columns): notes not yet parsed by"
+        " this process (file Home: a parse each; 4,096 parsed records are cached per store),"
+        f"{sqlite} and two log head reads per recall (the withdrawal gate's and the review states';"
+        " two round trips on PostgreSQL)."
+    )
     for count, best in saves.items():
         notes.append(
             f"- One salience sidecar save with {count:,} touched ids: {best['before']:.1f} ms before"

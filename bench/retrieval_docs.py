@@ -282,7 +282,10 @@ def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> l
         " questions of the default on LongMemEval and lost on LoCoMo R@25, and it needs the vector index"
         " to keep each thread's order and rewrite a note's neighbours on every write: left as a bench"
         " variant."
-        f" The thread boost adding half the thread's second-best score: {four(second)}.",
+        f" The thread boost adding half the thread's second-best score: {four(second)}. Fusion weights"
+        f" with the new parts: 1 : 1 {four('hybrid, weights 1 : 1')}; 1.5 : 1"
+        f" {four('hybrid, weights 1.5 : 1')}; 3 : 1 {four('hybrid, weights 3 : 1')}: what a lower BM25"
+        " weight gains on LongMemEval it loses on LoCoMo, so 2 : 1 stays.",
         "- **What would close the rest.** The weakest LoCoMo categories are multi-hop and open-domain"
         " (evidence in several turns, or an answer to infer): they need query decomposition or a"
         " reranker, which no offline package here provides. A stronger small embedder (bge-small"

@@ -382,6 +382,17 @@ def systems(
         System("hybrid, date boost 0.15", both, hybrid, note=v, thread_weight=t, date_weight=0.15),
         System("hybrid, date boost 0.3", both, hybrid, note=v, thread_weight=t, date_weight=0.3),
         System("hybrid, date boost 0.8", both, hybrid, note=v, thread_weight=t, date_weight=0.8),
+        *(
+            System(
+                f"hybrid, weights {w:g} : 1",
+                both,
+                weighted((w, 1.0), "minmax"),
+                note=v,
+                thread_weight=t,
+                date_weight=d,
+            )
+            for w in (1.0, 1.5, 3.0)
+        ),
         System(
             "hybrid, vectors without floor (thread means)",
             ("fts", "vec-t5-f0"),

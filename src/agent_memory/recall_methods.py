@@ -79,7 +79,7 @@ class RecallMethods:
         stamp = self._clock(now)
         with self._lock:
             self.catalog.refresh()
-            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4)))
+            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=stamp))
             plain = lookup_versions(self.store.get, self.store.history, as_of)
             result = select(
                 request,

@@ -161,7 +161,7 @@ def test_benchmarks_run_two_at_a_time_and_keep_the_plan_order_in_the_table(tmp_p
     assert text.index("| `a` | ok |") < text.index("| `b` | ok |")
 
 
-def test_a_successful_run_removes_its_stale_plots_and_a_failed_one_keeps_them(tmp_path):
+def test_a_successful_run_removes_its_stale_plots_and_a_failed_or_printing_one_keeps_them(tmp_path):
     plots = tmp_path / "plots"
     plots.mkdir()
     old = time.time() - 3600
@@ -176,6 +176,12 @@ def test_a_successful_run_removes_its_stale_plots_and_a_failed_one_keeps_them(tm
     assert done.outcome == "ok" and "alpha-old.png" in done.note and "alpha.json" in done.note
     assert sorted(p.name for p in plots.iterdir()) == ["alpha-new.png", "alphabet-x.png", "beta-old.png"]
     assert runner.run(runner.Benchmark("beta", broken), [], plots=plots).outcome == "failed"
+    assert (plots / "beta-old.png").exists()
+    printing = _script(tmp_path, "beta", "def main():\n    pass\nprint('figures, not written')\n")
+    assert (
+        runner.run(runner.Benchmark("beta", printing), ["--no-write"], write=False, plots=plots).outcome
+        == "ok"
+    )
     assert (plots / "beta-old.png").exists()
 
 

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from agent_memory.records import MemoryRecord
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progress, home_signal
 from agent_memory.search.holdings import Holding, Ledger, close_index, fuse, unavailable, write_json
-from agent_memory.search.hybrid import CANDIDATES
+from agent_memory.search.hybrid import CANDIDATES, HybridIndex
 from agent_memory.search.hybrid import fuse as fuse_rankings
 from agent_memory.search.recipes import (
     BUILTIN_RECIPES,
@@ -280,7 +281,14 @@ class IndexCatalog:
         with self._lock:
             self._fresh.erased(record_ids)
 
-    def query(self, text: str, *, k: int = 32, recipes: Sequence[str] | None = None) -> list[list[Hit]]:
+    def query(
+        self,
+        text: str,
+        *,
+        k: int = 32,
+        recipes: Sequence[str] | None = None,
+        now: datetime | None = None,
+    ) -> list[list[Hit]]:
         """Return each active index's hits for ``text`` (best first), one list per index.
 
         An index that fails (an embedding server down) does not fail the query: a hybrid
@@ -291,13 +299,15 @@ class IndexCatalog:
             text: Any user text (searched literally).
             k: Hits per index.
             recipes: Read these open indexes instead of the active ones.
+            now: When the question is asked: a hybrid reads the dates the question names
+                ("four weeks ago") against it (:mod:`.dates`); ``None``: the hybrid's clock.
 
         Raises:
             ConfigError: A name in ``recipes`` is not open.
         """
         with self._lock:
             names = self._check_open(recipes) if recipes is not None else self._active
-            return [self._query_one(name, text, k) for name in names]
+            return [self._query_one(name, text, k, now) for name in names]
 
     # ------------------------------------------------------------------ reporting
 
@@ -404,9 +414,12 @@ class IndexCatalog:
         parts = [holding.index for holding in self._holdings_of(name)]
         return fuse(spec, parts) if spec is not None and spec.kind == "hybrid" else parts[0]
 
-    def _query_one(self, name: str, text: str, k: int) -> list[Hit]:
+    def _query_one(self, name: str, text: str, k: int, now: datetime | None = None) -> list[Hit]:
         try:
-            return self._view(name).query(text, k=k)
+            view = self._view(name)
+            if isinstance(view, HybridIndex):
+                return view.query(text, k=k, now=now)
+            return view.query(text, k=k)
         except AgentMemoryError as exc:
             _log.warning("index %s failed to answer (%s); using what still works", name, exc)
             self.unavailable[name] = f"the last query failed: {exc}"

@@ -255,10 +255,9 @@ def open_index(spec: RecipeSpec, folder: Path | None) -> SearchIndex:
             path, name=spec.name, mode=spec.options["mode"], context=spec.options.get("context", 0)
         )
     if spec.kind == "vector":
-        from agent_memory.search.vectors import VectorIndex
+        from agent_memory.search.vectors import VectorIndex, scoring_options
 
-        floor = float(spec.options.get("min_similarity", 0.0))
-        return VectorIndex(path, make_embedder(spec), name=spec.name, min_similarity=floor)
+        return VectorIndex(path, make_embedder(spec), name=spec.name, **scoring_options(spec.options))
     raise ValueError(f"{spec.name} is a hybrid: open its parts")
 
 

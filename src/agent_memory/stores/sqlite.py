@@ -56,71 +56,11 @@ from agent_memory.stores.base import (
     check_next_version,
     check_record_id,
 )
+from agent_memory.stores.sqlite_sql import LATEST_OF_MANY, LIST_SELECT, SCHEMA, SCHEMA_VERSION, TRIGGERS
 from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["SQLiteStore"]
 
-_SCHEMA_VERSION = 2
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS versions (
-    record_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    payload BLOB NOT NULL,
-    PRIMARY KEY (record_id, version)
-);
-CREATE TABLE IF NOT EXISTS records (
-    record_id TEXT PRIMARY KEY,
-    version INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    type TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    subject TEXT,
-    namespace TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    change INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS records_order ON records (created_at, record_id);
-CREATE INDEX IF NOT EXISTS records_subject ON records (namespace, subject);
-CREATE TABLE IF NOT EXISTS record_tags (
-    record_id TEXT NOT NULL,
-    tag TEXT NOT NULL,
-    PRIMARY KEY (record_id, tag)
-);
-CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags (tag);
-CREATE TABLE IF NOT EXISTS changes (
-    one INTEGER PRIMARY KEY CHECK (one = 1),
-    counter INTEGER NOT NULL,
-    removals INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO changes VALUES (1, 0, 0);
-CREATE INDEX IF NOT EXISTS records_change ON records (change);
-"""
-# Triggers hold ";" inside BEGIN … END, so they are run one by one, not split like _SCHEMA.
-# The inner UPDATE sets only ``change``, which is outside records_updated's column list.
-_BUMP = "UPDATE changes SET counter = counter + 1;"
-_STAMP = "UPDATE records SET change = (SELECT counter FROM changes) WHERE record_id = {row}.record_id;"
-_TRIGGERS = (
-    f"CREATE TRIGGER IF NOT EXISTS records_inserted AFTER INSERT ON records"
-    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
-    "CREATE TRIGGER IF NOT EXISTS records_updated"
-    " AFTER UPDATE OF record_id, version, state, type, kind, subject, namespace, created_at ON records"
-    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
-    "CREATE TRIGGER IF NOT EXISTS records_deleted AFTER DELETE ON records"
-    " BEGIN UPDATE changes SET counter = counter + 1, removals = removals + 1; END",
-    f"CREATE TRIGGER IF NOT EXISTS versions_updated AFTER UPDATE ON versions"
-    f" BEGIN {_BUMP} {_STAMP.format(row='NEW')} END",
-    f"CREATE TRIGGER IF NOT EXISTS versions_deleted AFTER DELETE ON versions"
-    f" BEGIN {_BUMP} {_STAMP.format(row='OLD')} END",
-)
-_LIST_SELECT = (
-    "SELECT v.record_id, v.version, v.payload FROM records r"
-    " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
-)
-_LATEST_OF_MANY = (
-    "SELECT v.record_id, v.version, v.payload FROM records r"
-    " JOIN versions v ON v.record_id = r.record_id AND v.version = r.version"
-    " WHERE r.record_id IN (SELECT value FROM json_each(?))"
-)
 _HINT = "run agent-memory doctor"
 _BUSY_TIMEOUT_MS = 5000
 _ATTEMPTS = 16  # each after a full busy_timeout wait, like the origin's store
@@ -222,6 +162,17 @@ class SQLiteStore(SharedConnection):
             raise RecordNotFound("no such record", record_id=record_id)
         return record
 
+    def get_many(self, record_ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """Return ``{id: latest version}`` of the stored ids among ``record_ids``, in one query.
+
+        Ids not stored are left out; recall reads its candidates this way (issue 10).
+
+        Raises:
+            StoreError: An id is malformed, or a stored row is unreadable (record and version named).
+        """
+        ids = json.dumps(sorted({check_record_id(record_id) for record_id in record_ids}))
+        return {row[0]: self._decode(*row) for row in self._query(LATEST_OF_MANY, (ids,))}
+
     def history(self, record_id: str) -> _Records:
         """Return every version, oldest first.
 
@@ -269,7 +220,7 @@ class SQLiteStore(SharedConnection):
             params.append(tag)
         # Only fixed column names are spliced into the SQL; every value is bound.
         clause = "WHERE " + " AND ".join(where) if where else ""
-        sql = " ".join((_LIST_SELECT, clause, "ORDER BY r.created_at, r.record_id"))
+        sql = " ".join((LIST_SELECT, clause, "ORDER BY r.created_at, r.record_id"))
         return [self._decode(*row) for row in self._query(sql, tuple(params))]
 
     def contains(self, record_id: str) -> bool:
@@ -395,8 +346,8 @@ class SQLiteStore(SharedConnection):
     def _check_schema(conn: sqlite3.Connection) -> None:
         """Refuse a database this store did not create, before anything is written to it."""
         found = conn.execute("PRAGMA user_version").fetchone()[0]
-        if found not in (0, 1, _SCHEMA_VERSION):
-            raise StoreError(f"unknown schema version {found} (this library writes {_SCHEMA_VERSION})")
+        if found not in (0, 1, SCHEMA_VERSION):
+            raise StoreError(f"unknown schema version {found} (this library writes {SCHEMA_VERSION})")
         if found == 0 and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
             # e.g. fg-agent-memory 0.1's own SQLite store, whose ``records`` table differs.
             raise StoreError("the database holds tables of another program; open an empty file")
@@ -404,17 +355,17 @@ class SQLiteStore(SharedConnection):
     @classmethod
     def _create_schema(cls, conn: sqlite3.Connection) -> None:
         cls._check_schema(conn)  # again: another process may have created it meanwhile
-        if conn.execute("PRAGMA user_version").fetchone()[0] == _SCHEMA_VERSION:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
         columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
         if columns and "change" not in columns:  # schema 1: every record reads as changed once
             conn.execute("ALTER TABLE records ADD COLUMN change INTEGER NOT NULL DEFAULT 0")
-        for statement in _SCHEMA.split(";"):
+        for statement in SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
-        for trigger in _TRIGGERS:
+        for trigger in TRIGGERS:
             conn.execute(trigger)
-        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @staticmethod
     def _index(conn: sqlite3.Connection, latest: Iterable[tuple[int, MemoryRecord]]) -> None:
@@ -431,7 +382,7 @@ class SQLiteStore(SharedConnection):
         conn.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", tags)
 
     def _latest(self, record_id: str) -> tuple[int, MemoryRecord | None]:
-        rows = self._query(_LIST_SELECT + " WHERE r.record_id = ?", (record_id,))
+        rows = self._query(LIST_SELECT + " WHERE r.record_id = ?", (record_id,))
         return (rows[0][1], self._decode(*rows[0])) if rows else (0, None)
 
     def _latest_of(
@@ -439,7 +390,7 @@ class SQLiteStore(SharedConnection):
     ) -> dict[str, tuple[int, MemoryRecord | None]]:
         """Return ``{id: (version, latest)}`` for the stored ids among ``record_ids``, in one query."""
         ids = json.dumps(sorted(record_ids))
-        return {row[0]: (row[1], self._decode(*row)) for row in conn.execute(_LATEST_OF_MANY, (ids,))}
+        return {row[0]: (row[1], self._decode(*row)) for row in conn.execute(LATEST_OF_MANY, (ids,))}
 
     def _decode(self, record_id: str, version: int, payload: bytes) -> MemoryRecord:
         key = (record_id, version, bytes(payload))  # the bytes themselves: any change is a miss
