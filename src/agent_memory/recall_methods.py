@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agent_memory.recall import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
+from agent_memory.review import one_pass
 
 if TYPE_CHECKING:
     from agent_memory.governance.gate import Gate
@@ -81,17 +82,18 @@ class RecallMethods:
             self.catalog.refresh()
             relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=stamp))
             plain = lookup_versions(self.store.get, self.store.history, as_of)
-            result = select(
-                request,
-                relevance,
-                # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                self.gate.guard(plain),
-                now=stamp,
-                boost=self.salience.boost,
-                review_of=self._reviews.state_of,
-                withheld=lambda record_id: plain(record_id) is not None,
-                recency_half_life_days=self.recall_settings.half_life_days,
-            )
+            with one_pass():  # the gate and the review book read the log's head once
+                result = select(
+                    request,
+                    relevance,
+                    # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
+                    self.gate.guard(plain),
+                    now=stamp,
+                    boost=self.salience.boost,
+                    review_of=self._reviews.state_of,
+                    withheld=lambda record_id: plain(record_id) is not None,
+                    recency_half_life_days=self.recall_settings.half_life_days,
+                )
             if result.records and touch:
                 self.salience.touch([r.record.id for r in result.records], now=stamp)
             return result

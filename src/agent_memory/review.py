@@ -27,10 +27,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from agent_memory.errors import RecordError
-from agent_memory.log.base import OperationLog
+from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.records import MemoryRecord
 
-__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "one_pass"]
+__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "log_head", "one_pass"]
 
 # verdict word in an event -> (axis, value it sets; "" removes the mark on that axis)
 VERDICTS = {
@@ -40,22 +40,45 @@ VERDICTS = {
     "clear": ("currency", ""),
 }
 REVIEW_STATES = ("rejected", "quarantined", "stale", "approved", "none")
-_PASS: ContextVar[object | None] = ContextVar("agent_memory_review_pass", default=None)
+# The active pass: the log heads read in it, by ``id`` of the log (the log is kept alongside,
+# so its id cannot be reused while the pass lasts).
+_PASS: ContextVar[dict[int, tuple[OperationLog, LogEntry | None]] | None] = ContextVar(
+    "agent_memory_review_pass", default=None
+)
 
 
 @contextmanager
 def one_pass() -> Iterator[None]:
-    """Within this block every :class:`ReviewBook` reads the log at most once.
+    """Within this block every :class:`ReviewBook` and :func:`log_head` read a log's head once.
 
     A recall asks for the review state of each candidate; without this, each question would
-    first check the log's head (a file read for a Home). Inside one pass the answers come
-    from one consistent reading of the log, as of the first question.
+    first check the log's head (a file read for a Home, a round trip for PostgreSQL). Inside
+    one pass the answers come from one consistent reading of the log, as of the first
+    question. A pass opened inside another is the same pass. Only reads belong in a pass: a
+    write inside it would not be seen by later questions of the same pass.
     """
-    token = _PASS.set(object())
+    if _PASS.get() is not None:
+        yield
+        return
+    token = _PASS.set({})
     try:
         yield
     finally:
         _PASS.reset(token)
+
+
+def log_head(log: OperationLog) -> LogEntry | None:
+    """Return ``log.last()``; inside :func:`one_pass`, read once per log for the whole pass.
+
+    Raises:
+        LogError: As ``log.last()`` does.
+    """
+    heads = _PASS.get()
+    if heads is None:
+        return log.last()
+    if id(log) not in heads:
+        heads[id(log)] = (log, log.last())
+    return heads[id(log)][1]
 
 
 class ReviewState(str):
@@ -128,7 +151,7 @@ class ReviewBook:
             if current is not None and current is self._pass:
                 return
             self._pass = current
-            head = self._log.last()
+            head = log_head(self._log)
             if head is None or head.seq <= self._seen:
                 return
             for entry in self._log.entries(since_seq=self._seen):

@@ -35,6 +35,7 @@ from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreErro
 from agent_memory.governance.controls import ControlState, WithdrawalControl, resolve
 from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.records import RECORD_ID_PATTERN, MemoryRecord
+from agent_memory.review import log_head
 from agent_memory.stores.base import RecordStore
 
 __all__ = ["CONTROL_ACTIONS", "Exposure", "Gate", "GateView", "log_controls", "parents_of"]
@@ -264,7 +265,7 @@ class Gate:
 
     def _catch_up(self) -> None:
         with self._lock:
-            head = self._log.last()
+            head = log_head(self._log)
             if head is None or head.seq <= self._seen:
                 return
             added = False
