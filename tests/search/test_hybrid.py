@@ -12,7 +12,7 @@ import pytest
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex, Vectors
 from agent_memory.search.fts import FtsIndex
-from agent_memory.search.hybrid import CANDIDATES, HybridIndex, fuse
+from agent_memory.search.hybrid import CANDIDATES, KEPT_SCORE, HybridIndex, fuse
 from agent_memory.search.vectors import VectorIndex
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -86,7 +86,18 @@ def test_weighted_minmax_maps_each_part_onto_zero_to_one() -> None:
         "x": pytest.approx(1.0),
         "solo": pytest.approx(1.0),  # a part's only candidate counts fully
         "y": pytest.approx(0.6),
-    }  # z, the weakest candidate of its part, adds 0 and is dropped
+        "z": KEPT_SCORE,  # the weakest candidate of its part adds 0: kept, last
+    }
+    assert [h.record_id for h in fused][-1] == "z"
+
+
+def test_weighted_minmax_keeps_both_of_two_matching_notes() -> None:
+    a = hits(("strong", 3.0), ("weak", 1.0))
+    b = hits(("strong", 0.9), ("weak", 0.4))
+    fused = fuse([a, b], [2.0, 1.0], method="weighted", normalise="minmax")
+    assert [(h.record_id, h.score) for h in fused] == [("strong", 3.0), ("weak", KEPT_SCORE)]
+    plain = fuse([a, b], [2.0, 1.0], method="weighted", normalise="max")
+    assert [h.record_id for h in plain] == ["strong", "weak"]
 
 
 def test_a_part_of_weight_zero_contributes_nothing() -> None:

@@ -12,7 +12,9 @@ method the recipe names:
 - ``weighted``: each part's scores are normalised, ``max`` (``s / max s``, the origin's
   relevance rule, origin-notes §1.13) or ``minmax`` (``(s − min) / (max − min)``, a single
   candidate counting 1), then ``score(d) = Σᵢ wᵢ · normᵢ(d)``. Under ``minmax`` each part's
-  weakest candidate adds 0, so a note only that candidate found is dropped.
+  weakest candidate adds 0; a note that was the weakest candidate of every part that found
+  it is kept last, with the score :data:`KEPT_SCORE` (in a Home of two matching notes, both
+  are found).
 
 Then the **thread boost** (:func:`boost_threads`, weight :data:`THREAD_WEIGHT`): every fused
 candidate gains ``THREAD_WEIGHT ×`` the best fused score among the candidates of its
@@ -67,6 +69,9 @@ CANDIDATES = 100
 """Candidates asked of each part, whatever ``k`` (up to this many): the fused order of the first
 ``k`` hits is then the same for every ``k`` ≤ 100. The origin asked 32 (origin-notes §1.13); the
 fused top 10 changed with the depth asked (docs/benchmarks.md, Retrieval quality)."""
+KEPT_SCORE = 1e-9
+"""The fused score of a note only weakest candidates gave under ``minmax`` (module docstring):
+above 0, so recall still counts it, and below any score a part's stronger candidate adds."""
 THREAD_WEIGHT = 0.3
 """Share of the best fused score of a candidate's thread added to its own (:func:`boost_threads`).
 docs/benchmarks.md, Retrieval quality: 0.15-0.4 were measured; 0.3 gave the best LoCoMo recall@10
@@ -100,7 +105,8 @@ def fuse(
         normalise: How ``weighted`` scales each part's scores into [0, 1].
 
     Returns:
-        Every id with a fused score > 0, best first; no cut to ``k``.
+        Every id with a fused score > 0 (under ``minmax`` every id a weighted part found),
+        best first; no cut to ``k``.
     """
     fused: dict[str, float] = {}
     for hits, weight in zip(rankings, weights, strict=True):
@@ -112,7 +118,8 @@ def fuse(
             contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
         for hit, contribution in zip(hits, contributions, strict=True):
             fused[hit.record_id] = fused.get(hit.record_id, 0.0) + contribution
-    ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
+    kept = KEPT_SCORE if method == "weighted" and normalise == "minmax" else 0.0
+    ranked = sorted((-max(score, kept), record_id) for record_id, score in fused.items() if score > 0 or kept)
     return [Hit(record_id, -negative) for negative, record_id in ranked]
 
 
