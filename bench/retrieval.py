@@ -72,6 +72,7 @@ from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.hybrid import boost_threads
+from agent_memory.settings import RecallSettings
 from agent_memory.stores.inmemory import InMemoryStore
 
 HEADING = "## Retrieval quality"
@@ -157,13 +158,15 @@ def bm25s_sessions(history: History) -> list[Ranking]:
 
 
 def porcelain(
-    make_index: Callable[[], SearchIndex], *, same_time: bool = False
+    make_index: Callable[[], SearchIndex], *, same_time: bool = False, recency_off: bool = False
 ) -> Callable[[History], list[Ranking]]:
     """Return a system that writes every turn with ``remember`` and asks ``recall`` (module docstring).
 
     Each turn is written at its session's date (``now``), so recall's recency sees the
     history's real ages; ``same_time`` writes every turn at the last session's date instead
     (event times unchanged), which makes recency equal for all turns: the diagnostic row.
+    ``recency_off`` sets ``memory.toml``'s ``[recall] recency = "off"`` (the setting for a
+    Home of imported history) instead.
     The catalog is given a constant change signal: every write goes through this Memory,
     which updates the indexes itself, so recall need not compare every record's version
     on each question (``InMemoryStore`` has no cheap version tokens; without the signal a
@@ -173,7 +176,8 @@ def porcelain(
     def run(history: History) -> list[Ranking]:
         store = InMemoryStore()
         catalog = IndexCatalog(store, {"default": make_index()}, signal=lambda: 0)
-        memory = Memory(store, MemoryLog(), catalog)
+        settings = RecallSettings(recency="off") if recency_off else RecallSettings()
+        memory = Memory(store, MemoryLog(), catalog, recall_settings=settings)
         turns_of: dict[str, list[int]] = defaultdict(list)
         last = max(t.when for t in history.turns)
         for i, turn in enumerate(history.turns):
@@ -454,7 +458,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.only:
             wanted = set(args.only.split(";"))
             systems = [s for s in systems if s.name in wanted]
-        results[dataset] = evaluate(histories, parts, systems, dataset.split("-")[0])
+        # When the variants' sample is every main question, their reference rows are the main rows.
+        reused: dict[str, Result] = {}
+        if which == "variants" and len(sample) == len(longmemeval) and "longmemeval" in results:
+            reused = {n: r for n, r in results["longmemeval"].items() if n in retrieval_variants.REFERENCE}
+            systems = [s for s in systems if s.name not in reused]
+        results[dataset] = reused | evaluate(histories, parts, systems, dataset.split("-")[0])
         for name, result in results[dataset].items():
             key = "R@10" if dataset == "locomo" else "recall_all@5"
             print(

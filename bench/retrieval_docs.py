@@ -240,14 +240,14 @@ def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> l
         "- **`Memory.recall` ranks below its own index on LoCoMo**"
         f" ({pair('Memory.recall (default recipe)')}):"
         " recall multiplies relevance by recency (half-life 30 days, floor 0.1, DESIGN.md §5), and a"
-        " LoCoMo conversation spans months, so an old answer loses to recent small talk. Written at one"
-        f" time, the same turns give {pair('Memory.recall, every turn written at one time (recency equal)')}."
+        " LoCoMo conversation spans months, so an old answer loses to recent small talk. With recency"
+        f""" off, the same turns give {pair('Memory.recall, [recall] recency = "off"')}."""
         " This is recall's scoring, not the index. The benchmark asks at the question's date"
         " (DESIGN.md §9), so the gap is recency itself: age is counted from `updated_at`, the time the"
         " turn was written, which for an imported conversation is its session date. Seed 001's"
-        " constants stay (origin-notes §1.13); a `memory.toml` knob is proposed instead:"
-        ' `[recall] recency_half_life_days` (30) and `recency = "updated" | "off"`, `off` for a Home'
-        " of imported history. The thread boost costs the porcelain on LoCoMo"
+        " constants stay the default (origin-notes §1.13); since session 4 a Home of imported"
+        ' history can set `memory.toml` `[recall] recency = "off"` (or a longer'
+        " `recency_half_life_days`; docs/settings.md). The thread boost costs the porcelain on LoCoMo"
         f" ({pair('Memory.recall without the thread boost')} without it): it gathers the candidates"
         " into the best sessions, and recency then keeps the recent ones; at equal recency the boost"
         " helps recall as it helps the index.",

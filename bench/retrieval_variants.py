@@ -291,8 +291,8 @@ def systems(
         System("bm25, query mode or", ("fts-or",), note=v),
         System("bm25, + session date in the text", ("fts-date",), note=v),
         System(
-            "Memory.recall, every turn written at one time (recency equal)",
-            own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder), same_time=True),
+            'Memory.recall, [recall] recency = "off"',
+            own=porcelain(lambda: from_recipe(BUILTIN_RECIPES["hybrid"], embedder), recency_off=True),
             note=v,
         ),
         System(

@@ -195,7 +195,7 @@ def test_the_plan_lists_expected_minutes_and_a_schedule_total(tmp_path, capsys):
 def test_the_schedule_starts_the_longest_first_and_fills_free_slots():
     minutes = {name: plan.expected(name, quick=False) for name in ("scale", "retrieval", "stores", "cli")}
     names = list(minutes)
-    assert plan.longest_first(names, quick=False)[0] == "scale"
+    assert plan.longest_first(names, quick=False)[0] == max(minutes, key=minutes.__getitem__)
     assert plan.schedule_minutes(names, 1, quick=False) == pytest.approx(sum(minutes.values()))
     two = plan.schedule_minutes(names, 2, quick=False)
     assert max(minutes.values()) <= two < sum(minutes.values())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
 from agent_memory.version_lookup import asking, lookup_versions
 from pg import postgres_store
-from stores.conftest import sqlite_store
 
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
 NOW = datetime(2026, 7, 20, tzinfo=UTC)
@@ -31,13 +30,15 @@ def record(text: str, **fields: Any) -> MemoryRecord:
     )
 
 
+@contextmanager
+def sqlite_store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore(tmp_path / "memory.sqlite") as store:
+        yield store
+
+
 def batching_factories() -> list[Any]:
-    """The stores that read many records in one query (SQLite once its ``get_many`` exists)."""
-    params = [pytest.param(postgres_store, id="postgres")]
-    marks = (
-        [] if hasattr(SQLiteStore, "get_many") else [pytest.mark.skip(reason="SQLiteStore has no get_many")]
-    )
-    return [pytest.param(sqlite_store, id="sqlite", marks=marks), *params]
+    """The stores that read many records in one query."""
+    return [pytest.param(sqlite_store, id="sqlite"), pytest.param(postgres_store, id="postgres")]
 
 
 @pytest.fixture(params=batching_factories())
