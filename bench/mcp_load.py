@@ -35,7 +35,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -315,7 +314,7 @@ def section(pairs: Sequence[tuple[Tally, Tally]]) -> str:
         "unfairly, hence their p99). Lost writes: answered record ids missing from the Home",
         "afterwards, or a record count short of preload + successful remembers.",
         "",
-        f"Machine: {machine()}; measured {datetime.now(UTC):%Y-%m-%d}.",
+        f"Machine: {machine()}.",
         "",
         table(pairs),
     ]

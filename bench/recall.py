@@ -34,11 +34,8 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
-import platform
 import pstats
 import random
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -50,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus as corpus_texts
-from report import replace_section
+from report import machine, replace_section
 
 from agent_memory.home import Home
 from agent_memory.lifecycle import begin_transition, supersede
@@ -287,16 +284,6 @@ def measure(size: int, asked: Sequence[str], recipe: str, *, profile: bool) -> d
 # ---------------------------------------------------------------------- report
 
 
-def machine() -> str:
-    """Describe the machine the way the other benchmarks do."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{os.cpu_count()} cores, {platform.system()} {platform.machine()},"
-        f" Python {platform.python_version()}, SQLite {sqlite3.sqlite_version};"
-        f" load average at the end {load}"
-    )
-
-
 def section(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
     """Return the ``## Recall`` section of docs/benchmarks.md."""
     table = [
@@ -339,7 +326,7 @@ def section(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
         "ratio is recall ÷ bare at the same percentile. Aim (issue 5): recall p50 under 20 ms at",
         "100k records and at most 2× the bare query.",
         "",
-        f"Machine: {machine()}; measured {datetime.now(UTC).date().isoformat()}.",
+        f"Machine: {machine()}.",
         "",
         *table,
         "",

@@ -288,7 +288,7 @@ def section(
             "lives in memory and is rebuilt whole on every change. Timings on a shared machine vary by",
             "up to 3× between runs when the load average is above the core count.",
             "",
-            f"Machine: {machine()}; measured {datetime.now(UTC):%Y-%m-%d}.",
+            f"Machine: {machine()}.",
             "",
             "### Build and query time",
             "",

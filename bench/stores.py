@@ -227,7 +227,7 @@ def section(results: Sequence[tuple[int, list[Row]]]) -> str:
         "on the same canonical bytes (plain files written with fsync; a plain sqlite3 table with the",
         "same WAL and `synchronous=FULL` settings). Gets are of random ids from the filled store.",
         "",
-        f"Machine: {machine()}; measured {datetime.now(UTC):%Y-%m-%d}.",
+        f"Machine: {machine()}.",
     ]
     for count, rows in results:
         parts += ["", f"### {count:,} records", "", table(rows)]

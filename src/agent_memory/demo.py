@@ -230,7 +230,7 @@ def _capture(step: _Steps, home: Home) -> None:
     step("Capture into the inbox, then archive it", "agent-memory capture TEXT --source REF; archive-inbox")
     lines = [
         ("We decided to keep the demo Home's notes as plain Markdown files", "knowledge", None),
-        ("Search in this Home uses BM25 full-text ranking", "state", "demo:search"),
+        ("The team reviews memory proposals on Mondays", "state", "demo:review-day"),
         ("Thanks, see you tomorrow!", "knowledge", None),
     ]
     items = [
@@ -422,33 +422,33 @@ def _yaml(entries: list[dict[str, Any]]) -> str:
 
 
 def _supersede_and_dispute(step: _Steps, memory: Memory) -> None:
-    step("Supersede a state", "agent-memory remember TEXT --kind state --subject demo:search")
+    step("Supersede a state", "agent-memory remember TEXT --kind state --subject demo:review-day")
     newer = memory.remember(
-        "Search in this Home uses hybrid BM25 and vector ranking",
+        "The team reviews memory proposals on Thursdays",
         source="demo:session",
         kind="state",
-        subject="demo:search",
+        subject="demo:review-day",
     )
     step.echo(f"  new value {newer.record_id} superseded {newer.superseded} (same subject, newer, untainted)")
-    history = memory.recall("search in this Home", k=8, include_history=True)
-    for hit in (h for h in history.records if h.record.subject == "demo:search"):
+    history = memory.recall("when does the team review memory proposals", k=8, include_history=True)
+    for hit in (h for h in history.records if h.record.subject == "demo:review-day"):
         step.echo(f"    {hit.record.state.value:<11} {_short(hit.record.body)}")
     step(
         "A dispute and its resolution",
-        "agent-memory remember TEXT --kind state --subject demo:search --taint external",
+        "agent-memory remember TEXT --kind state --subject demo:review-day --taint external",
     )
     claim = memory.remember(
-        "Search in this Home uses a remote search service",
+        "The team reviews memory proposals on Fridays",
         source="demo:external-page",
         kind="state",
-        subject="demo:search",
+        subject="demo:review-day",
         taint=["external"],
     )
     step.echo(
         f"  a tainted value {claim.record_id} disputes {claim.disputed_with}: both are now transitional"
     )
     if claim.disputed_with is not None:
-        memory.resolve(claim.disputed_with, claim.record_id, "the Home's own settings say hybrid")
+        memory.resolve(claim.disputed_with, claim.record_id, "the team calendar says Thursdays")
         step.echo(f"  $ agent-memory resolve {claim.disputed_with} {claim.record_id} --reason ...")
         step.echo(f"  resolved: {claim.disputed_with} active again, {claim.record_id} superseded")
 
