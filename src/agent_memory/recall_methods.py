@@ -10,7 +10,7 @@ nothing is written but the salience touches of the records returned.
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from agent_memory.recall import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
@@ -34,6 +34,7 @@ class RecallMethods:
         gate: Gate
         salience: Salience
         recall_settings: RecallSettings
+        zone: tzinfo
         _reviews: ReviewBook
         _lock: threading.RLock
 
@@ -67,7 +68,9 @@ class RecallMethods:
             valid_at: Answer from what held at this valid time.
             namespace: Only records of this namespace.
             k: At most this many records.
-            now: The clock recency is measured from.
+            now: The clock recency is measured from; the dates the question names
+                ("yesterday", "last month") are read against it in the Home's time zone
+                (:attr:`zone`, ``memory.toml`` ``timezone``; UTC without a Home).
             touch: Count this recall as a use of the records returned (salience); golden
                 recall tests pass ``False`` so that testing does not change rankings.
 
@@ -80,7 +83,9 @@ class RecallMethods:
         stamp = self._clock(now)
         with self._lock:
             self.catalog.refresh()
-            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=stamp))
+            # The question's dates ("yesterday") are read on the Home's local days.
+            asked = stamp.astimezone(self.zone)
+            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=asked))
             plain = lookup_versions(self.store.get, self.store.history, as_of)
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(

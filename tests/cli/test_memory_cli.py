@@ -1,7 +1,10 @@
 """``remember``, ``recall`` and ``supersede`` as a user runs them: what they print and what they refuse."""
 
 import json
+import os
+import pwd
 import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,18 @@ def test_recall_that_finds_nothing_exits_0_and_says_so_on_stderr(cli: Cli, home:
     as_json = cli("recall", "quetzal", "--home", str(home), "--json")
     assert as_json.returncode == 0 and as_json.stderr == ""
     assert json.loads(as_json.stdout)["records"] == []
+
+
+def test_without_user_in_the_environment_the_default_source_names_the_uids_user(cli: Cli, home: Path) -> None:
+    bare = Cli(
+        cli.root, {k: v for k, v in cli.env.items() if k not in ("USER", "LOGNAME", "LNAME", "USERNAME")}
+    )
+    day = datetime.now().astimezone().date().isoformat()
+    cases = {
+        f"cli:{pwd.getpwuid(os.getuid()).pw_name}@{day}": bare,
+        f"cli:ana@{day}": Cli(cli.root, {**bare.env, "USER": "ana"}),
+    }
+    for expected, runner in cases.items():
+        record_id = runner.ok("remember", f"The kiln is booked by {expected}", "--home", str(home)).strip()
+        shown = json.loads(runner.ok("show", record_id, "--json", "--home", str(home)))
+        assert shown["provenance"]["ref"] == expected, shown["provenance"]

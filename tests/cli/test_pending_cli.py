@@ -106,3 +106,10 @@ def test_bad_ids_get_a_clear_refusal_and_change_nothing(cli: Cli, disputed: tupl
     missing = cli("show", "mem:00000000000000000000000000000000", "--home", str(home))
     assert missing.returncode == 3 and missing.stderr.count("\n") <= 2
     assert snapshot(home) == before
+
+
+def test_accept_and_decline_help_say_they_take_pending_records_too(cli: Cli) -> None:
+    says = {"accept": "or write pending records (mem:…)", "decline": "or drop pending records"}
+    for verb, does in says.items():
+        shown = " ".join(cli.ok(verb, "--help").split())
+        assert f"{verb.capitalize()} maintenance proposals" in shown and does in shown, shown

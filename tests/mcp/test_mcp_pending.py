@@ -75,6 +75,8 @@ def test_accept_waits_for_the_dispute_then_writes_the_value_as_remember_would(se
     early = client.error("decide_pending", record_id=held, verdict="accept")
     assert "\n" not in early and f"{held}: subject: badge printer is still disputed between" in early, early
     assert "resolve the dispute before accepting" in early
+    assert "(hint: call resolve with winner_id and loser_id" in early, "an agent is pointed at its own tool"
+    assert "agent-memory" not in early, "not at a CLI command it cannot run"
     assert stored(home) == before
 
     client.ok("resolve", winner_id=live, loser_id=rival, reason="checked the room")
@@ -101,7 +103,9 @@ def test_accept_waits_for_the_dispute_then_writes_the_value_as_remember_would(se
         "moved last week",
     )
     again = client.error("decide_pending", record_id=held, verdict="accept")
-    assert f"{held}: is a stored record, not a pending one" in again, again
+    assert f"{held}: is a stored record, not a pending one (already accepted" in again, again
+    assert "(hint: recall shows it; supersede replaces it, and review with verdict stale" in again, again
+    assert "agent-memory" not in again
 
 
 def test_decline_drops_the_held_value_and_logs_why(servers: Servers) -> None:
@@ -143,6 +147,10 @@ def test_a_tainted_session_an_agent_without_the_grant_and_bad_ids_are_refused(se
     for problem, text in refused.items():
         assert "\n" not in text and problem in text, (problem, text)
     assert "'approve' grant" in refused["agent:stranger may not"]
+    assert (
+        "(hint: give the record_id a remember call returned with pending: true)"
+        in refused[f"{UNKNOWN}: no pending record has this id"]
+    )
     assert stored(home) == before
     with Memory.open(home) as memory:
         assert memory.pending.find(held) is not None

@@ -33,7 +33,9 @@ def days(text: str, now: datetime = NOW) -> tuple[date, date] | None:
         ("Who gave me jewelry last Saturday?", date(2023, 3, 24), date(2023, 3, 26)),
         ("lunch LAST TUESDAY", date(2023, 3, 27), date(2023, 3, 29)),
         ("What game did I beat last weekend?", date(2023, 3, 24), date(2023, 3, 27)),
-        ("Where was I last week?", date(2023, 3, 25), date(2023, 4, 1)),
+        ("Where was I last week?", date(2023, 3, 20), date(2023, 3, 26)),  # Monday to Sunday
+        ("Where was I in the last week?", date(2023, 3, 25), date(2023, 4, 1)),  # the 7 days back
+        ("this week's runs", date(2023, 3, 27), date(2023, 4, 1)),
         ("What certification did I complete last month?", date(2023, 3, 1), date(2023, 3, 31)),
         ("eggs sold this month", date(2023, 4, 1), date(2023, 4, 1)),
         ("plants acquired in the past month", date(2023, 3, 2), date(2023, 4, 1)),
@@ -43,10 +45,73 @@ def days(text: str, now: datetime = NOW) -> tuple[date, date] | None:
         ("workshops in May", date(2022, 5, 1), date(2022, 5, 31)),  # May 2023 has not begun
         ("talks in April", date(2023, 4, 1), date(2023, 4, 1)),  # began today: up to now
         ("rollercoasters from July to October", date(2022, 7, 1), date(2022, 10, 31)),
+        ("the last week of March", date(2023, 3, 1), date(2023, 3, 31)),  # a month's part: the month
     ],
 )
 def test_a_relative_date_is_read_as_a_span_of_days_before_now(text: str, first: date, last: date) -> None:
     assert days(text) == (first, last)
+
+
+LATE = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("who did I go to a pottery class with in March 2025?", date(2025, 3, 1), date(2025, 3, 31)),
+        ("pottery in march 2025", date(2025, 3, 1), date(2025, 3, 31)),
+        ("the trip of February, 2024", date(2024, 2, 1), date(2024, 2, 29)),
+        ("during September of 2025", date(2025, 9, 1), date(2025, 9, 30)),
+        ("from July 2024 to March 2025", date(2024, 7, 1), date(2025, 3, 31)),
+        ("from November to February 2025", date(2024, 11, 1), date(2025, 2, 28)),
+        ("from November 2024 to February", date(2024, 11, 1), date(2025, 2, 28)),
+        ("what did I plant in March last year?", date(2025, 3, 1), date(2025, 3, 31)),
+        ("in March of this year", date(2026, 3, 1), date(2026, 3, 31)),
+        ("in November 2026", date(2026, 11, 1), date(2026, 11, 30)),  # has begun: up to now
+        ("Which books did I read in 2025?", date(2025, 1, 1), date(2025, 12, 31)),
+        ("trips during 2024", date(2024, 1, 1), date(2024, 12, 31)),
+        ("the year 2023", date(2023, 1, 1), date(2023, 12, 31)),
+        ("jobs between 2024 and 2022", date(2022, 1, 1), date(2024, 12, 31)),
+        ("plans in 2027", date(2027, 1, 1), date(2027, 12, 31)),  # not begun: the whole year
+        ("in March", date(2026, 3, 1), date(2026, 3, 31)),  # no year: the latest March, as before
+        ("in December", date(2025, 12, 1), date(2025, 12, 31)),
+    ],
+)
+def test_a_month_or_year_named_with_its_year_is_read_as_that_month_or_year(
+    text: str, first: date, last: date
+) -> None:
+    assert days(text, LATE) == (first, last)
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("last year", date(2025, 1, 1), date(2025, 12, 31)),
+        ("this year", date(2026, 1, 1), date(2026, 11, 30)),
+        ("the past year", date(2025, 11, 30), date(2026, 11, 30)),
+        ("in the last year", date(2025, 11, 30), date(2026, 11, 30)),
+        ("last month", date(2026, 10, 1), date(2026, 10, 31)),
+        ("this month", date(2026, 11, 1), date(2026, 11, 30)),
+        ("in the last month", date(2026, 10, 31), date(2026, 11, 30)),
+        ("last week", date(2026, 11, 23), date(2026, 11, 29)),
+        ("this week", date(2026, 11, 30), date(2026, 11, 30)),
+        ("the past week", date(2026, 11, 23), date(2026, 11, 30)),
+        ("last weekend", date(2026, 11, 27), date(2026, 11, 30)),  # Saturday 28th, widened
+        ("this past weekend", date(2026, 11, 27), date(2026, 11, 30)),
+        ("this weekend", date(2026, 12, 4), date(2026, 12, 7)),  # not begun: the whole of it
+    ],
+)
+def test_last_and_this_name_whole_calendar_units_and_the_past_counts_back(
+    text: str, first: date, last: date
+) -> None:
+    assert days(text, LATE) == (first, last)
+
+
+def test_last_week_and_weekend_asked_on_a_sunday_are_the_previous_weeks() -> None:
+    sunday = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    assert days("last week", sunday) == (date(2026, 11, 16), date(2026, 11, 22))
+    assert days("last weekend", sunday) == (date(2026, 11, 20), date(2026, 11, 23))
+    assert days("this weekend", sunday) == (date(2026, 11, 27), date(2026, 11, 29))
 
 
 @pytest.mark.parametrize(
@@ -58,6 +123,8 @@ def test_a_relative_date_is_read_as_a_span_of_days_before_now(text: str, first: 
         "may I ask something",
         "",
         "[*] ago ago ago 999999 days",
+        "a total of 2000 steps",  # a number, not a year
+        "May 3000",  # not a year read (19xx and 20xx only)
     ],
 )
 def test_text_naming_no_relative_date_gives_no_window(text: str) -> None:

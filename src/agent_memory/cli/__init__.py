@@ -30,7 +30,7 @@ EXIT_ERROR = 3
 COMMANDS: dict[str, tuple[str, str]] = {
     "accept": (
         "agent_memory.cli.proposals:accept",
-        "Accept maintenance proposals: re-validate each against the current records and apply it.",
+        "Accept maintenance proposals (re-validated, then applied) or write pending records (mem:…).",
     ),
     "approve": (
         "agent_memory.cli.governance:approve",
@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "decline": (
         "agent_memory.cli.proposals:decline",
-        "Decline maintenance proposals (DESIGN.md §9's ``reject``, which takes one proposal id too).",
+        "Decline maintenance proposals, or drop pending records (mem:…) without writing them.",
     ),
     "demo": (
         "agent_memory.cli.demo:demo",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "commit_home",
+    "default_source",
     "echo_json",
     "home_option",
     "json_option",
@@ -116,3 +119,25 @@ def commit_home(opened: Home, command: str) -> bool:
 def echo_json(value: Any) -> None:
     """Print a JSON value, UTF-8, indented, keys in insertion order."""
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def default_source(now: datetime | None = None) -> str:
+    """Return the source a CLI write gets without ``--source``: ``cli:<user>@<local date>``.
+
+    The user is :func:`getpass.getuser` (``$LOGNAME``, ``$USER``, ``$LNAME`` or
+    ``$USERNAME``, else the password entry of the process's uid, so a shell without ``$USER``
+    still names ``root``); ``unknown`` only when none of those names anyone. The date is the
+    local calendar day (ISO 8601) of ``now`` (default: the current time), so a CLI write is
+    never unsourced (DESIGN.md §2: ``provenance.ref`` is required on every write).
+
+    Args:
+        now: The moment to date the source by (aware or naive; read in local time).
+
+    Returns:
+        e.g. ``"cli:ana@2026-11-30"``.
+    """
+    try:
+        user = getpass.getuser() or "unknown"
+    except (KeyError, OSError, ImportError):  # no name in the environment and no password entry
+        user = "unknown"
+    return f"cli:{user}@{(now or datetime.now()).astimezone().date().isoformat()}"

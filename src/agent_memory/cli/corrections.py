@@ -14,12 +14,11 @@ import shutil
 import subprocess
 import tempfile
 import unicodedata
-from datetime import datetime
 from pathlib import Path
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+from agent_memory.cli.common import default_source, echo_json, home_option, json_option, open_home
 
 _EDITOR_HINT = 'set VISUAL or EDITOR, e.g. export EDITOR=nano (or EDITOR="code --wait")'
 
@@ -87,7 +86,7 @@ def edit(
                 memory,
                 record,
                 text,
-                source=source or _default_source(),
+                source=source or default_source(),
                 reason=reason,
                 expected_version=len(history),
             )
@@ -202,9 +201,3 @@ def _run_editor(command: list[str], text: str, record_id: str) -> tuple[str, Pat
 
 def _normal(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip()
-
-
-def _default_source() -> str:
-    """Name the command and the user, as ``remember`` does, so a correction is never unsourced."""
-    user = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
-    return f"cli:{user}@{datetime.now().astimezone().date().isoformat()}"

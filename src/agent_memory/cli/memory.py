@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option
+from agent_memory.cli.common import default_source, echo_json, home_option, json_option
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -21,12 +20,6 @@ def _open(home: str | None, taint: tuple[str, ...] = ()) -> Memory:
     from agent_memory.memory import Memory
 
     return Memory.open(resolve_home(home), taint=taint, source_kind="cli")
-
-
-def _default_source() -> str:
-    """A source that names the command and the user, so a CLI write is never unsourced."""
-    user = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
-    return f"cli:{user}@{datetime.now().astimezone().date().isoformat()}"
 
 
 def _plain(**texts: str | tuple[str, ...] | None) -> None:
@@ -100,7 +93,7 @@ def remember(
     with _open(home) as memory:
         result = memory.remember(
             text,
-            source=source or _default_source(),
+            source=source or default_source(),
             type=type_,
             kind=kind,
             subject=subject,
@@ -221,7 +214,7 @@ def supersede(
     _plain(text=text, source=source)
     with _open(home) as memory:  # Memory.supersede refuses a TEXT identical to the current one
         result = memory.supersede(
-            old_id, text, source=source or _default_source(), reason=reason, expected_version=expected_version
+            old_id, text, source=source or default_source(), reason=reason, expected_version=expected_version
         )
     if as_json:
         echo_json(result.to_json())

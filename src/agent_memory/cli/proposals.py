@@ -246,7 +246,7 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
 def accept(
     ctx: click.Context, home: str | None, proposal_ids: tuple[str, ...], everything: bool, as_json: bool
 ) -> None:
-    """Accept maintenance proposals: re-validate each against the current records and apply it.
+    """Accept maintenance proposals (re-validated, then applied) or write pending records (mem:…).
 
     Each goes through the proposal gate; a stale one (a record changed since it was made)
     or an illegal one is refused with its reason and writes nothing. A pending record id
@@ -287,11 +287,13 @@ def decline(
     reason: str,
     as_json: bool,
 ) -> None:
-    """Decline maintenance proposals (DESIGN.md §9's ``reject``, which takes one proposal id too).
+    """Decline maintenance proposals, or drop pending records (mem:…) without writing them.
 
-    Writes no record: only a ``review`` event with verdict ``declined``. A pending record id
-    (``mem:…``) is dropped: its file under ``proposals/pending/`` is removed and a ``review``
-    event ``pending-declined`` logs the reason. ``--all`` takes only maintenance proposals.
+    A maintenance proposal writes no record: only a ``review`` event with verdict
+    ``declined`` (DESIGN.md §9's ``reject`` takes one proposal id too). A pending record id
+    (``mem:…``, queue ``pending`` in ``review``: a state value held back because its subject
+    was disputed) is dropped: its file under ``proposals/pending/`` is removed and a
+    ``review`` event ``pending-declined`` logs the reason. ``--all`` takes only maintenance proposals.
     Needs the ``approve`` grant. Exit status 1 when any id was refused (unknown or already
     decided).
     """

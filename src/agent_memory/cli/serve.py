@@ -2,12 +2,54 @@
 
 from __future__ import annotations
 
+import inspect
+
 import click
 
 from agent_memory.cli.common import home_option
 
+TOOLS_MARK = "{tools}"
+REFUSED_MARK = "{refused}"
 
-@click.command()
+
+def tool_lists() -> tuple[str, str]:
+    """Return the served tools and the ones refused to a tainted session, as help sentences.
+
+    Both come from the server's registry (:data:`agent_memory.mcp.tools.TOOLS` and
+    ``TAINT_REFUSED``), so the help cannot drift from what ``serve`` offers.
+
+    Returns:
+        ``(tools, refused)``: e.g. ``"remember, recall, …, and the aliases nas_remember and
+        nas_recall"`` and ``"supersede, …, and consolidate (except dry runs)"``. Without the
+        mcp extra (the registry needs the SDK) both say where the list is documented.
+    """
+    try:
+        from agent_memory.mcp.tools import TAINT_REFUSED, TOOLS
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "mcp":
+            raise
+        missing = "listed in docs/mcp.md (this help lists them once the mcp extra is installed)"
+        return missing, "those docs/mcp.md names"
+    methods = [name for name, _, method, _ in TOOLS if name == method]
+    aliases = [name for name, _, method, _ in TOOLS if name != method]
+    tools = ", ".join(methods) + (f", and the aliases {' and '.join(aliases)}" if aliases else "")
+    refused = [f"{name} ({allows})" if allows else name for name, allows in TAINT_REFUSED.items()]
+    return tools, ", ".join(refused[:-1]) + f" and {refused[-1]}"
+
+
+class _ServeCommand(click.Command):
+    """``serve``, whose help fills in the tool lists from the server's registry when shown."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Write the help text with :data:`TOOLS_MARK` and :data:`REFUSED_MARK` filled in."""
+        tools, refused = tool_lists()
+        text = inspect.cleandoc(self.help or "").replace(TOOLS_MARK, tools).replace(REFUSED_MARK, refused)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(text)
+
+
+@click.command(cls=_ServeCommand)
 @click.option("--http", is_flag=True, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
 @click.option(
@@ -48,10 +90,8 @@ def serve(
 ) -> None:
     """Serve the Home to MCP clients (stdio by default; --http for streamable HTTP on 127.0.0.1).
 
-    Tools: remember, recall, status, supersede, resolve, review (stale marks only),
-    consolidate, withdraw, reinstate, forget, redact, feedback, and the aliases
-    nas_remember and nas_recall. With --taint, writes are quarantined and supersede,
-    resolve, review, reinstate, redact and consolidate (except dry runs) are refused;
+    Tools: {tools}; review gives stale marks only. With --taint, writes are
+    quarantined and {refused} are refused;
     over HTTP a connection adds taint with the X-Agent-Memory-Taint header. Resources:
     MEMORY.md, conventions.md and index.md of the Home. When the Home is a git
     repository, writes are committed while the server runs, after --commit-delay seconds

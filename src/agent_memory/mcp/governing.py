@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from agent_memory.errors import AgentMemoryError, ProposalError
+from agent_memory.errors import AgentMemoryError, LifecycleError, ProposalError
 from agent_memory.governance.forget import forget as route
 from agent_memory.mcp.arguments import (
     REASON_CHARS,
@@ -65,6 +65,13 @@ __all__ = ["GovernanceTools"]
 
 _LIFT = "lifting a withdrawal is a person's decision once a session has read unreviewed input"
 _ERASE = "erasure is irreversible and must not follow unreviewed input"
+# decide_pending's hints name MCP tools and their arguments (the porcelain's name CLI commands).
+_SETTLE_FIRST = (
+    "call resolve with winner_id and loser_id (the two records named), then decide_pending "
+    "with verdict accept again"
+)
+_STORED = "recall shows it; supersede replaces it, and review with verdict stale marks it no longer true"
+_UNKNOWN_PENDING = "give the record_id a remember call returned with pending: true"
 
 
 class GovernanceTools:
@@ -146,14 +153,19 @@ class GovernanceTools:
                 else:
                     self.memory.decline_pending(record_id, reason, now=now)
                     result = None
-            except ProposalError:
+            except LifecycleError as error:
+                if error.field == "subject":  # still disputed: the porcelain's hint names the CLI
+                    error.hint = _SETTLE_FIRST
+                raise
+            except ProposalError as error:
                 if self.memory.store.contains(record_id):
                     raise ProposalError(
-                        "is a stored record, not a pending one: only a value held back for review "
-                        "is decided here",
+                        "is a stored record, not a pending one (already accepted, or never held "
+                        "back): only a value held back for review is decided here",
                         record_id=record_id,
-                        hint="review marks a stored record stale",
+                        hint=_STORED,
                     ) from None
+                error.hint = _UNKNOWN_PENDING
                 raise
             return PendingOut.of(
                 record_id, verdict, result, actor=self.session.actor, decided_at=format_timestamp(now)

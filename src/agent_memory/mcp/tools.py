@@ -62,7 +62,7 @@ from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 if TYPE_CHECKING:
     from agent_memory.mcp.server import Session
 
-__all__ = ["UNCOMMITTED", "Tools"]
+__all__ = ["TAINT_REFUSED", "TOOLS", "UNCOMMITTED", "Tools"]
 
 
 # remember is idempotent by exact dedup; supersede/resolve/consolidate retire records from
@@ -79,6 +79,42 @@ _ERASE = hints(read_only=False, destructive=True, idempotent=True)
 # Accepting a pending value may supersede the live one; declining drops the held value; a
 # repeat is refused (nothing waits under that id any more).
 _DECIDE = hints(read_only=False, destructive=True, idempotent=True)
+
+TOOLS: tuple[tuple[str, str, str, ToolAnnotations], ...] = (
+    ("remember", "Remember", "remember", _WRITE),
+    ("recall", "Recall", "recall", _TOUCH),
+    ("status", "Memory status", "status", _READ),
+    ("supersede", "Supersede a record", "supersede", _REPLACE),
+    ("resolve", "Resolve a dispute", "resolve", _REPLACE),
+    ("review", "Mark a record stale", "review", _MARK),
+    ("decide_pending", "Accept or decline a pending record", "decide_pending", _DECIDE),
+    ("consolidate", "Consolidate memory", "consolidate", _REPLACE),
+    ("withdraw", "Withdraw a scope", "withdraw", _CONTROL),
+    ("reinstate", "Reinstate a withdrawn scope", "reinstate", _CONTROL),
+    ("forget", "Forget (withdraw, with a surface receipt)", "forget", _CONTROL),
+    ("redact", "Erase a record", "redact", _ERASE),
+    ("feedback", "Feedback on recalled records", "feedback", _LOG),
+    ("nas_remember", "Remember (alias)", "remember", _WRITE),
+    ("nas_recall", "Recall (alias)", "recall", _TOUCH),
+)
+"""The tool registry: ``(name, title, method of Tools, annotations)``; an alias names another's method.
+
+``build_server`` serves exactly these and ``agent-memory serve --help`` lists them from here.
+"""
+
+TAINT_REFUSED: dict[str, str] = {
+    "supersede": "",
+    "resolve": "",
+    "review": "",
+    "decide_pending": "",
+    "reinstate": "",
+    "redact": "",
+    "consolidate": "except dry runs",
+}
+"""Tools a tainted caller is refused (``refuse_when_tainted``), each with the exception it allows.
+
+Listed by ``agent-memory serve --help``; tests/mcp/test_mcp_registry.py checks each refusal.
+"""
 
 UNCOMMITTED = frozenset({"recall", "nas_recall"})
 """Tools that write only derived, git-ignored state (the salience sidecar): no commit follows them."""
@@ -349,21 +385,5 @@ class Tools(GovernanceTools):
             return FeedbackOut.of(event.to_json())
 
     def table(self) -> list[tuple[str, str, Callable[..., Any], ToolAnnotations]]:
-        """Return ``(name, title, function, annotations)`` for every tool, aliases included."""
-        return [
-            ("remember", "Remember", self.remember, _WRITE),
-            ("recall", "Recall", self.recall, _TOUCH),
-            ("status", "Memory status", self.status, _READ),
-            ("supersede", "Supersede a record", self.supersede, _REPLACE),
-            ("resolve", "Resolve a dispute", self.resolve, _REPLACE),
-            ("review", "Mark a record stale", self.review, _MARK),
-            ("decide_pending", "Accept or decline a pending record", self.decide_pending, _DECIDE),
-            ("consolidate", "Consolidate memory", self.consolidate, _REPLACE),
-            ("withdraw", "Withdraw a scope", self.withdraw, _CONTROL),
-            ("reinstate", "Reinstate a withdrawn scope", self.reinstate, _CONTROL),
-            ("forget", "Forget (withdraw, with a surface receipt)", self.forget, _CONTROL),
-            ("redact", "Erase a record", self.redact, _ERASE),
-            ("feedback", "Feedback on recalled records", self.feedback, _LOG),
-            ("nas_remember", "Remember (alias)", self.remember, _WRITE),
-            ("nas_recall", "Recall (alias)", self.recall, _TOUCH),
-        ]
+        """Return ``(name, title, function, annotations)`` for each tool of :data:`TOOLS` (aliases too)."""
+        return [(name, title, getattr(self, method), hints) for name, title, method, hints in TOOLS]

@@ -6,20 +6,34 @@ a time that no word of the answer's note repeats: the note only carries its even
 turns the phrase into a span of days, resolved against the question's time ``now``, and
 :func:`boost_dates` lifts the candidates whose event date falls in (or near) that span.
 
-What is read (English only, case-insensitive; the first phrase found wins):
+What is read (English only, case-insensitive; within each group the first phrase listed wins,
+and the groups are tried in this order):
 
-- ``N days|weeks|months ago`` with N a number or a word up to twelve (``a``, ``a couple
-  of``, ``a few``): the day N units before ``now`` (a month counts 30 days), widened on each
-  side by 1 day (days), 3 (weeks), 10 (months) or 60 (years), or by 15% of the distance back
-  when that is more;
-- ``yesterday``; ``last Monday`` … ``last Sunday`` (the latest such day before ``now``);
-  ``last week``, ``last weekend``, ``last month``, ``last year``; ``this week|month|year``;
-  ``the past|last N days|weeks|months`` (from N units before ``now`` to ``now``);
-- month names (``in March``, ``in the month of February``, ``from July to October``): the
-  latest such month (or span of months) that began on or before ``now``; named days such as
-  ``Valentine's day`` are not read.
+1. a month with its year (``in March 2025``, ``March of 2025``, ``March, 2025``, ``from July
+   2024 to March 2025``, ``March last year``, ``in March this year``): those whole months;
+2. ``N days|weeks|months ago`` with N a number or a word up to twelve (``a``, ``a couple
+   of``, ``a few``): the day N units before ``now`` (a month counts 30 days), widened on each
+   side by 1 day (days), 3 (weeks), 10 (months) or 60 (years), or by 15% of the distance back
+   when that is more; ``the past|last N days|weeks|months`` (from N units before ``now`` to
+   ``now``); ``yesterday``; ``last Monday`` … ``last Sunday`` (the latest such day before
+   ``now``, ± 1 day);
+3. calendar units, alike for week (Monday to Sunday), month and year: ``last week|month|year``
+   is the whole previous one, ``this week|month|year`` runs from its first day to ``now``;
+   ``the past week|month|year`` and ``the last week|month|year`` ("in the last month") are
+   the 7, 30 or 365 days before ``now``; ``last weekend`` is the previous week's Saturday and
+   Sunday, ``this weekend`` this week's (each widened to Friday .. Monday);
+4. a month without a year (``in March``, ``in the month of February``, ``from July to
+   October``): the latest such month (or span of months) that began on or before ``now``;
+5. a year alone (``in 2025``, ``during 2024``, ``the year 2023``, ``between 2022 and 2024``):
+   those whole calendar years (19xx and 20xx only).
 
-Anything else gives ``None`` and no boost, so a question without a date ranks as before.
+Named days such as ``Valentine's day``, dates to the day (``March 5, 2025``) and ``since …``
+are not read. A calendar span (month, year, week, weekend) that has begun ends at ``now``.
+Anything else gives ``None`` and no boost, so a question without a date ranks as before. The
+boost only re-orders candidates the word and vector search already found, and only those
+whose conversation thread carries an event date (:func:`~.threads.thread_time`); a note
+written without such a source anchor (``doc#path/leaf``) and ``occurred_at`` has no date here
+(docs/settings.md, "How recall reads dates").
 
 Invariant: the window depends only on the text and ``now``; it never reads the notes.
 """
@@ -72,11 +86,26 @@ _AGO = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
 _PAST = re.compile(rf"\b(?:the\s+)?(?:past|last)\s+{_NUMBER}\s+{_UNIT}\b", re.IGNORECASE)
 _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _LAST_DAY = re.compile(r"\blast\s+(" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE)
-_LAST_SPAN = re.compile(r"\b(last|this|past)\s+(weekend|week|month|year)\b", re.IGNORECASE)
+_LAST_SPAN = re.compile(r"\b(the\s+)?(last|this|past)\s+(weekend|week|month|year)\b", re.IGNORECASE)
+_OF = re.compile(r"\s+of\b", re.IGNORECASE)
 _MONTHS = [m.lower() for m in calendar.month_name if m]
 _MONTH = "|".join(_MONTHS)
-_MONTH_SPAN = re.compile(rf"\bfrom\s+({_MONTH})\s+(?:to|until|through)\s+({_MONTH})\b", re.IGNORECASE)
+_YEAR = r"((?:19|20)\d\d)"
+_MONTH_SPAN = re.compile(
+    rf"\bfrom\s+({_MONTH})(?:\s*,?\s*{_YEAR})?\s+(?:to|until|through)\s+({_MONTH})(?:\s*,?\s*{_YEAR})?\b",
+    re.IGNORECASE,
+)
+_MONTH_YEAR = re.compile(rf"\b({_MONTH})(?:\s*,\s*|\s+of\s+|\s+in\s+|\s+){_YEAR}\b", re.IGNORECASE)
+_MONTH_NAMED_YEAR = re.compile(rf"\b({_MONTH})\s+(?:of\s+)?(last|this)\s+year\b", re.IGNORECASE)
 _IN_MONTH = re.compile(rf"\b(?:in|during|of)\s+(?:the\s+month\s+of\s+)?({_MONTH})\b", re.IGNORECASE)
+_YEAR_SPAN = re.compile(
+    rf"\b(?:from|between)\s+{_YEAR}\s+(?:to|until|through|and)\s+{_YEAR}\b", re.IGNORECASE
+)
+_IN_YEAR = re.compile(
+    rf"\b(?:(?:in|during|throughout)\s+(?:the\s+(?:whole\s+|entire\s+)?year\s+(?:of\s+)?)?"
+    rf"|the\s+year\s+(?:of\s+)?){_YEAR}\b",
+    re.IGNORECASE,
+)
 _YESTERDAY = re.compile(r"\byesterday\b", re.IGNORECASE)
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _TOLERANCE_DAYS = {"day": 1, "week": 3, "month": 10, "year": 60}
@@ -88,12 +117,21 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
+def _month_number(name: str) -> int:
+    return _MONTHS.index(name.lower()) + 1
+
+
 def _day(when: datetime) -> datetime:
     return when.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _span(first: datetime, last: datetime) -> Window:
     return _day(first), _day(last) + timedelta(days=1) - timedelta(microseconds=1)
+
+
+def _upto(first: datetime, last: datetime, now: datetime) -> Window:
+    """Whole days ``first`` .. ``last``, cut at ``now`` when the span has begun by then."""
+    return _span(first, min(last, now) if first <= now else last)
 
 
 def _month_start(now: datetime, month: int) -> datetime:
@@ -106,16 +144,33 @@ def _month_end(start: datetime) -> datetime:
     return start.replace(day=calendar.monthrange(start.year, start.month)[1])
 
 
-def date_window(text: str, now: datetime) -> Window | None:
-    """Return the span of days ``text`` names relative to ``now`` (module docstring), or ``None``.
+def _named_months(now: datetime, text: str) -> Window | None:
+    """Months and years named outright: ``March 2025``, ``March last year``, ``from May to July 2024``."""
+    if (m := _MONTH_SPAN.search(text)) and (m.group(2) or m.group(4)):
+        first_month, last_month = _month_number(m.group(1)), _month_number(m.group(3))
+        if m.group(2) and m.group(4):
+            first_year, last_year = int(m.group(2)), int(m.group(4))
+        elif m.group(4):
+            last_year = int(m.group(4))
+            first_year = last_year if first_month <= last_month else last_year - 1
+        else:
+            first_year = int(m.group(2))
+            last_year = first_year if first_month <= last_month else first_year + 1
+        first = _day(now).replace(year=first_year, month=first_month, day=1)
+        last = _month_end(_day(now).replace(year=last_year, month=last_month, day=1))
+        return _upto(first, last, now) if first <= last else None
+    if m := _MONTH_YEAR.search(text):
+        start = _day(now).replace(year=int(m.group(2)), month=_month_number(m.group(1)), day=1)
+        return _upto(start, _month_end(start), now)
+    if m := _MONTH_NAMED_YEAR.search(text):
+        year = now.year - (m.group(2).lower() == "last")
+        start = _day(now).replace(year=year, month=_month_number(m.group(1)), day=1)
+        return _upto(start, _month_end(start), now)
+    return None
 
-    Args:
-        text: The question, any user text.
-        now: When the question is asked (aware or naive; the window has its time zone).
 
-    Returns:
-        ``(first, last)``, whole days, inclusive; ``None`` when no phrase is read. Never raises.
-    """
+def _relative(now: datetime, text: str) -> Window | None:
+    """Spans counted back from ``now``: ``4 weeks ago``, ``yesterday``, ``last month``, ``the past year``."""
     if m := _AGO.search(text):
         unit = m.group(2).lower()
         back = timedelta(days=_count(m.group(1)) * _UNIT_DAYS[unit])
@@ -130,33 +185,79 @@ def date_window(text: str, now: datetime) -> Window | None:
         days = (now.weekday() - _WEEKDAYS.index(m.group(1).lower())) % 7 or 7
         day = now - timedelta(days=days)
         return _span(day - timedelta(days=1), day + timedelta(days=1))
-    if m := _LAST_SPAN.search(text):
-        which, unit = m.group(1).lower(), m.group(2).lower()
-        if unit == "weekend":
-            days = (now.weekday() - 5) % 7 or 7
-            saturday = now - timedelta(days=days)
-            return _span(saturday - timedelta(days=1), saturday + timedelta(days=2))
-        if (which in ("last", "past") and unit in ("week", "year")) or which == "past":
-            return _span(now - timedelta(days=_UNIT_DAYS[unit]), now)
-        if unit == "week":
-            return _span(now - timedelta(days=now.weekday()), now)
-        if unit == "year":
+    for m in _LAST_SPAN.finditer(text):
+        the, which, unit = bool(m.group(1)), m.group(2).lower(), m.group(3).lower()
+        if the and which == "last" and _OF.match(text, m.end()):
+            continue  # "the last week of March": a month's part, read below
+        return _calendar_span(now, "past" if the and which == "last" else which, unit)
+    return None
+
+
+def _calendar_span(now: datetime, which: str, unit: str) -> Window:
+    """``last``: the previous calendar unit; ``this``: its start to ``now``; ``past``: the unit back."""
+    if unit == "weekend":
+        monday = _day(now) - timedelta(days=now.weekday())
+        saturday = monday + timedelta(days=5 if which == "this" else -2)
+        return _upto(saturday - timedelta(days=1), saturday + timedelta(days=2), now)
+    if which == "past":
+        return _span(now - timedelta(days=_UNIT_DAYS[unit]), now)
+    if unit == "week":
+        monday = _day(now) - timedelta(days=now.weekday())
+        if which == "this":
+            return _span(monday, now)
+        return _span(monday - timedelta(days=7), monday - timedelta(days=1))
+    if unit == "year":
+        if which == "this":
             return _span(_day(now).replace(month=1, day=1), now)
-        start = _day(now).replace(day=1)
-        if which == "last":
-            start = (start - timedelta(days=1)).replace(day=1)
-            return _span(start, _month_end(start))
-        return _span(start, now)
+        start = _day(now).replace(year=now.year - 1, month=1, day=1)
+        return _span(start, start.replace(month=12, day=31))
+    start = _day(now).replace(day=1)
+    if which == "last":
+        start = (start - timedelta(days=1)).replace(day=1)
+        return _span(start, _month_end(start))
+    return _span(start, now)
+
+
+def _months_and_years(now: datetime, text: str) -> Window | None:
+    """A month without a year (the latest one begun by ``now``), else a year named alone."""
     if m := _MONTH_SPAN.search(text):
-        first = _month_start(now, _MONTHS.index(m.group(1).lower()) + 1)
-        last = _month_start(now, _MONTHS.index(m.group(2).lower()) + 1)
+        first = _month_start(now, _month_number(m.group(1)))
+        last = _month_start(now, _month_number(m.group(3)))
         if last < first:
             first = first.replace(year=first.year - 1)
         return _span(first, min(_month_end(last), now))
     if m := _IN_MONTH.search(text):
-        start = _month_start(now, _MONTHS.index(m.group(1).lower()) + 1)
+        start = _month_start(now, _month_number(m.group(1)))
         return _span(start, min(_month_end(start), now))
+    if m := _YEAR_SPAN.search(text):
+        first_year, last_year = sorted((int(m.group(1)), int(m.group(2))))
+        first = _day(now).replace(year=first_year, month=1, day=1)
+        return _upto(first, first.replace(year=last_year, month=12, day=31), now)
+    if m := _IN_YEAR.search(text):
+        first = _day(now).replace(year=int(m.group(1)), month=1, day=1)
+        return _upto(first, first.replace(month=12, day=31), now)
     return None
+
+
+def date_window(text: str, now: datetime) -> Window | None:
+    """Return the span of days ``text`` names relative to ``now`` (module docstring), or ``None``.
+
+    Months and years named outright (``March 2025``, ``March last year``) are read first,
+    then spans counted back from ``now`` (``4 weeks ago``, ``last month``), then a month
+    without a year (``in March``: the latest March begun by ``now``) and a year alone
+    (``in 2025``: the calendar year). Source: issue 10 (LongMemEval temporal questions) and
+    the session 4 fresh-user trial (years, calendar ``last year``, the Home's time zone).
+
+    Args:
+        text: The question, any user text.
+        now: When the question is asked (aware or naive; the window has its time zone, so
+            ``yesterday`` is the day before ``now``'s local day). Recall passes its clock in
+            the Home's ``timezone`` (``memory.toml``).
+
+    Returns:
+        ``(first, last)``, whole days, inclusive; ``None`` when no phrase is read. Never raises.
+    """
+    return _named_months(now, text) or _relative(now, text) or _months_and_years(now, text)
 
 
 def boost_dates(
