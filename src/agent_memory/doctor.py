@@ -45,7 +45,8 @@ class Check:
         details: One line per problem (or, when ok, what was checked).
         fixable: Whether ``doctor --fix`` can repair what was found (derived data only).
         warning: With ``ok`` True: derived state is stale and the details name the fix (the
-            next read, ``render`` or ``doctor --fix`` rebuilds it); not a failure.
+            next read, ``render`` or ``doctor --fix`` rebuilds it), or a search recipe
+            ``memory.toml`` asks for cannot be opened here (the line gives why); not a failure.
     """
 
     name: str
@@ -344,8 +345,14 @@ def _check_indexes(home: Home) -> Check:
     catalog = _catalog(home)
     try:
         status = catalog.status()
+        described = catalog.describe()
     finally:
         catalog.close()
+    # A recipe memory.toml asks for that cannot be opened here: recall quietly uses what is left.
+    missing = tuple(
+        f"recipe {name} cannot be opened here, so recall reads {', '.join(described['recipes'])}: {reason}"
+        for name, reason in described["unavailable"].items()
+    )
     lines = tuple(
         f"{e['name']}: {'behind the notes' if e['dirty'] else 'clean'}, {e['records']} readable record "
         f"file(s), {e['indexed']} indexed"
@@ -353,10 +360,10 @@ def _check_indexes(home: Home) -> Check:
         for e in status
     )
     if not any(e["dirty"] for e in status):
-        return Check("indexes", True, lines)
+        return Check("indexes", True, (*missing, *lines), warning=bool(missing))
     behind = [ln for ln in lines if ": behind the notes" in ln]
     fix = "derived: the next recall or doctor --fix rebuilds it from notes/"
-    return Check("indexes", True, (*behind, fix), fixable=True, warning=True)
+    return Check("indexes", True, (*missing, *behind, fix), fixable=True, warning=True)
 
 
 def _check_views(home: Home) -> Check:
