@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import re
 import shlex
@@ -87,6 +88,15 @@ def discover(folder: Path = BENCH) -> list[Benchmark]:
     found += [Benchmark(path.parent.name, path.parent) for path in folder.glob("*/__main__.py")]
     last = {"scale": 1, "peers": 2}
     return sorted(found, key=lambda b: (last.get(b.name, 0), b.name))
+
+
+# Packages the benchmarks import beyond agent-memory's own (the `bench` and `dev` extras).
+NEEDED = ("bm25s", "matplotlib", "psycopg", "onnxruntime", "mcp")
+
+
+def missing_packages(names: Sequence[str] = NEEDED) -> list[str]:
+    """Return the names among ``names`` that cannot be imported here (checked without importing)."""
+    return [name for name in names if importlib.util.find_spec(name) is None]
 
 
 def arguments(bench: Benchmark, *, quick: bool, write: bool, with_1m: bool) -> list[str]:
@@ -313,6 +323,12 @@ def main(argv: Sequence[str] | None = None, folder: Path = BENCH, docs: Path | N
     _print_plan(plans, options.jobs, quick=options.quick)
     if options.list:
         return 0
+    missing = missing_packages(NEEDED)
+    if missing:
+        parser.error(
+            f"the benchmarks need {', '.join(missing)}, not installed here:"
+            f" run `{sys.executable} -m pip install -e '.[bench,dev]'` first"
+        )
     started = time.time()
     previous = signal.signal(signal.SIGTERM, _stop)  # a `kill` ends the run as Ctrl-C does
     try:

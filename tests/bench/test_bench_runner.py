@@ -258,3 +258,16 @@ def test_a_stopped_run_ends_its_benchmarks_and_still_writes_the_table(tmp_path):
     process.stdout.close()
     text = docs.read_text(encoding="utf-8")
     assert "| `done` | ok |" in text and "| `slow` | **interrupted** |" in text
+
+
+def test_missing_benchmark_packages_are_named_before_anything_runs(tmp_path, capsys, monkeypatch):
+    absent = "agent_memory_no_such_package"
+    assert runner.missing_packages(["json", absent]) == [absent]
+    _script(tmp_path, "good", "def main():\n    pass\nprint('figures')\n")
+    monkeypatch.setattr(runner, "NEEDED", ("agent_memory_no_such_package",))
+    with pytest.raises(SystemExit) as stopped:
+        runner.main(["--jobs", "1"], folder=tmp_path, docs=tmp_path / "benchmarks.md")
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "agent_memory_no_such_package" in err and "pip install -e '.[bench,dev]'" in err
+    assert not (tmp_path / "benchmarks.md").exists()
