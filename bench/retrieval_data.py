@@ -88,6 +88,18 @@ def _locomo_date(text: str) -> datetime:
     raise ValueError(f"unreadable LoCoMo date {text!r}")
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def plain(text: str) -> str:
+    """Return ``text`` stripped, without the C0 control characters ``remember`` refuses.
+
+    Tab and line breaks stay. A few LongMemEval turns hold one (U+0002); every system reads
+    the same cleaned text.
+    """
+    return _CONTROLS.sub("", text).strip()
+
+
 def load_locomo(path: Path = LOCOMO) -> list[History]:
     """Return one history per conversation; image turns get ``[shares <caption>]`` like the paper."""
     histories = []
@@ -103,7 +115,7 @@ def load_locomo(path: Path = LOCOMO) -> list[History]:
                 if turn.get("blip_caption"):
                     text += f" [shares {str(turn['blip_caption']).strip()}]"
                 position[turn["dia_id"]] = len(turns)
-                turns.append(Turn(str(turn["speaker"]).strip(), text, when, session))
+                turns.append(Turn(str(turn["speaker"]).strip(), plain(text), when, session))
         questions = []
         for qa in sample["qa"]:
             # "D8:6; D9:17" packs two ids; ids naming no turn stay in the count and are never found.
@@ -152,7 +164,7 @@ def load_longmemeval(path: Path = LONGMEMEVAL) -> tuple[list[History], int]:
                     continue
                 if message.get("has_answer"):
                     gold.add(len(turns))
-                turns.append(Turn("User", message["content"].strip(), when, session))
+                turns.append(Turn("User", plain(message["content"]), when, session))
         if record["question_id"].endswith("_abs") or not gold:
             skipped += 1
             continue
