@@ -157,7 +157,12 @@ def _recall_passes_now() -> bool:
 
 def _cost_ratio(context: dict[str, Any]) -> str:
     """``before → after ms (×ratio)``: query p50 of session 3's default hybrid and of this one."""
-    got = {name: float(value) for name, value in context.get("cost", [])}
+    got = {}
+    for name, value in context.get("cost", []):
+        try:
+            got[name] = float(value)
+        except ValueError:  # a pair such as "build s / file MB", not a query time
+            continue
     before, after = got.get(PREVIOUS_COST), got.get(CURRENT_COST)
     if before is None or after is None:
         return "not measured in this run"
