@@ -20,7 +20,7 @@ damaged notes, a broken log chain and edited archive files are reported, never "
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -341,6 +341,19 @@ def _catalog(home: Home) -> Any:
     return IndexCatalog.for_home(home.cache_dir, home.store(), search=home.settings.search)
 
 
+def index_state(entry: Mapping[str, Any], *, readable: str = "record(s)") -> str:
+    """Word one entry of :meth:`~agent_memory.search.catalog.IndexCatalog.status` for a person.
+
+    ``doctor`` and ``status`` both print it: ``behind the notes`` or ``clean``, the readable
+    records (counted as ``readable``), the records indexed and, when stale, how many moved.
+    """
+    state = "behind the notes" if entry["dirty"] else "clean"
+    text = f"{state}, {entry['records']} readable {readable}, {entry['indexed']} indexed"
+    if entry["stale"]:
+        text += f"; {entry['stale']} record(s) added, changed or removed since its last update"
+    return text
+
+
 def _check_indexes(home: Home) -> Check:
     catalog = _catalog(home)
     try:
@@ -353,12 +366,7 @@ def _check_indexes(home: Home) -> Check:
         f"recipe {name} cannot be opened here, so recall reads {', '.join(described['recipes'])}: {reason}"
         for name, reason in described["unavailable"].items()
     )
-    lines = tuple(
-        f"{e['name']}: {'behind the notes' if e['dirty'] else 'clean'}, {e['records']} readable record "
-        f"file(s), {e['indexed']} indexed"
-        + (f"; {e['stale']} record(s) added, changed or removed since its last update" if e["stale"] else "")
-        for e in status
-    )
+    lines = tuple(f"{e['name']}: {index_state(e, readable='record file(s)')}" for e in status)
     if not any(e["dirty"] for e in status):
         return Check("indexes", True, (*missing, *lines), warning=bool(missing))
     behind = [ln for ln in lines if ": behind the notes" in ln]

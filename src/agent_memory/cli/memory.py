@@ -269,12 +269,9 @@ def status(home: str | None, as_json: bool) -> None:
     click.echo(f"search       {', '.join(search['recipes'])}: {search['why']}")
     for name, why in search["unavailable"].items():
         click.echo(f"unavailable  {name}: {why}")
-    for index in report["indexes"]:  # worded as doctor's indexes check words it
-        state = "behind the notes" if index["dirty"] else "clean"
-        changed = f"; {index['stale']} record(s) added, changed or removed since its last update"
-        click.echo(
-            f"index        {index['name']} ({index['kind']}): {state}, {index['records']} readable "
-            f"record(s), {index['indexed']} indexed" + (changed if index["stale"] else "")
-        )
+    from agent_memory.doctor import index_state  # worded as doctor's indexes check words it
+
+    for index in report["indexes"]:
+        click.echo(f"index        {index['name']} ({index['kind']}): {index_state(index)}")
     for problem in report["unreadable"]:
         click.echo(f"unreadable   {problem}")
