@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from agent_memory.record_fields import CONTROL_CHARACTERS
 from agent_memory.search.base import Embedder, Vectors
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -88,18 +89,13 @@ def _locomo_date(text: str) -> datetime:
     raise ValueError(f"unreadable LoCoMo date {text!r}")
 
 
-# The characters remember refuses (agent_memory.record_fields.check_plain_text): C0 controls but
-# tab and newline, a CR not before LF, DEL and the C1 controls.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
-
-
 def plain(text: str) -> str:
     """Return ``text`` stripped, without the control characters ``remember`` refuses.
 
     Tab and line breaks stay. A few LongMemEval turns hold one (U+0002, U+0093); every system reads
     the same cleaned text.
     """
-    return _CONTROLS.sub("", text).strip()
+    return CONTROL_CHARACTERS.sub("", text).strip()
 
 
 def load_locomo(path: Path = LOCOMO) -> list[History]:

@@ -18,6 +18,7 @@ from typing import Any
 from agent_memory.errors import RecordError
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "DIGEST_PATTERN",
     "EXTENSION_FIELDS",
     "KNOWN_FIELDS",
@@ -128,9 +129,10 @@ _SEED_003_TYPES: dict[str, tuple[RecordType, tuple[str, ...]]] = {
 }
 
 
-# Invisible characters that drive terminals (ESC starts an escape sequence, CR rewrites the
-# line, BS erases): C0 controls but tab and newline (CR only before LF), DEL, and C1 controls.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+"""What :func:`check_plain_text` refuses: invisible characters that drive terminals (ESC starts
+an escape sequence, CR rewrites the line, BS erases): C0 controls but tab and newline (CR only
+before LF), DEL, and C1 controls."""
 
 
 def check_plain_text(value: str, field: str) -> str:
@@ -147,7 +149,7 @@ def check_plain_text(value: str, field: str) -> str:
             part of CRLF), DEL or a C1 control; the message names ``field``, the character
             (``U+0007``) and its 1-based position.
     """
-    found = _CONTROL.search(value)
+    found = CONTROL_CHARACTERS.search(value)
     if found is not None:
         raise RecordError(
             f"holds the control character U+{ord(found.group()[0]):04X} at character "
