@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -35,7 +36,11 @@ import numpy as np
 from agent_memory.record_fields import CONTROL_CHARACTERS
 from agent_memory.search.base import Embedder, Vectors
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DATASETS = Path(
+    os.environ.get("AGENT_MEMORY_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets"
+)
+"""``../shared/datasets`` beside the checkout, or the folder ``AGENT_MEMORY_DATASETS`` names (a worktree
+elsewhere)."""
 LOCOMO = DATASETS / "locomo" / "locomo.json"
 LONGMEMEVAL = DATASETS / "longmemeval" / "longmemeval_s_cleaned_useronly.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

@@ -4,6 +4,9 @@ The rules (seed 001 "Recall", origin-notes §1.13; seed 000 §15.2; seed 003 rea
 DESIGN.md §5, §9 "Time", "Tokens"):
 
 - relevance: per index, positive scores divided by that index's best; the best across indexes;
+  a superseded match lends its relevance to the record that replaced it (followed through
+  ``superseded_by`` to the current value): a question its past value answers is a question
+  about the subject, and the current value answers it too (issue 21);
 - score = relevance × state weight (active 1.0, transitional 0.8, superseded 0.3, archived 0.1;
   a record a person marked stale, or rejected, weighs like superseded: ``min(weight, 0.3)``)
   × recency ``max(0.1, 0.5^(age/30 days))`` (age from ``updated_at`` to ``now``; the half-life,
@@ -16,18 +19,22 @@ DESIGN.md §5, §9 "Time", "Tokens"):
   with ``include_history``, its ``supersedes`` chain; companions are scored like the origin's
   (the primary's relevance × their own weight, recency, salience and confidence); whole
   units within the token budget (4 characters per token of the body), never a record cut;
-  a unit that does not fit (budget or ``k``) is skipped and the next one tried;
+  a unit that does not fit (budget or ``k``) is skipped and the next one tried; the chosen
+  records are shown by (−score, id), so the scores order them as shown (the prompt block still
+  groups a dispute's sides at the better one's rank);
 - ``as_of`` reads each record as the version written at or before that record time;
   ``valid_at`` keeps records whose valid time ``[valid_from, valid_to)`` contains it;
 - a tainted record not approved by review is returned marked quarantined, never hidden;
 - every record carries its reasons: the origin's exact strings (``matched query (relevance
   0.1234)`` with four decimals, ``other side of the transition with <id>``,
   ``superseded predecessor of <id>``)
+  and ``current value after <id>, which matched the query (relevance 0.1234)`` for a lent one,
   and ours (record time, valid time, quarantine, stale, rejected, superseded state); the
   result's notes say why matches were left out.
 
 Invariant: the result never holds part of a record, never one side of a dispute without the
-other when both are readable, and never more than ``budget_tokens`` tokens or ``k`` records.
+other when both are readable, and never more than ``budget_tokens`` tokens or ``k`` records;
+every record in it scores above 0 and none scores above one shown before it.
 """
 
 from __future__ import annotations
@@ -288,7 +295,8 @@ def _select(
     scorer = _Scorer(now, boost, review_of, half_life_days=recency_half_life_days)
     hidden: Counter[str] = Counter()
     scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
-    for record_id, rel in relevance.items():
+    lent = _lend_to_successors(relevance, version_of)
+    for record_id, rel in (relevance | {i: r for i, (r, _) in lent.items()}).items():
         record = version_of(record_id)
         if record is None and withheld(record_id):
             hidden["withdrawn"] += 1
@@ -296,7 +304,12 @@ def _select(
         if record is None or record.redacted:
             hidden["not yet recorded" if record is None and request.as_of else "unreadable"] += 1
             continue
-        reasons = [f"matched query (relevance {rel:.4f})"]
+        reasons = [f"matched query (relevance {relevance[record_id]:.4f})"] if record_id in relevance else []
+        if record_id in lent:
+            predecessor = lent[record_id][1]
+            reasons.append(
+                f"current value after {predecessor}, which matched the query (relevance {rel:.4f})"
+            )
         cause = _hidden_by(record, request, reasons)
         if cause:
             hidden[cause] += 1
@@ -325,7 +338,42 @@ def _select(
         taken.update(member.record.id for member in unit)
         total += size
     notes = _notes(request, bool(relevance), hidden, over_budget, over_k, bool(chosen))
-    return RecallResult(request.query, tuple(chosen), request.budget_tokens, total, tuple(notes))
+    shown = sorted(chosen, key=lambda item: (-item.score, item.record.id))
+    return RecallResult(request.query, tuple(shown), request.budget_tokens, total, tuple(notes))
+
+
+def _lend_to_successors(
+    relevance: dict[str, float], version_of: VersionLookup, *, hops: int = 16
+) -> dict[str, tuple[float, str]]:
+    """Return ``{successor id: (relevance, predecessor id)}`` for successors a superseded match lends to.
+
+    A superseded candidate's relevance goes to the end of its ``superseded_by`` chain (at most
+    ``hops`` steps, the version ``version_of`` gives, so ``as_of`` reads the chain as it stood)
+    when that is more than the successor's own. Only the best lender per successor is kept.
+    """
+    lent: dict[str, tuple[float, str]] = {}
+    for record_id, rel in relevance.items():
+        record = version_of(record_id)
+        if record is None or record.state is not State.SUPERSEDED or not record.superseded_by:
+            continue
+        current, seen = record, {record_id}
+        for _ in range(hops):
+            successor_id = current.superseded_by
+            if not successor_id or successor_id in seen:
+                break
+            successor = version_of(successor_id)
+            if successor is None or successor.redacted:
+                break
+            seen.add(successor_id)
+            current = successor
+            if current.state is not State.SUPERSEDED:
+                break
+        if current.id == record_id:
+            continue
+        best = max(relevance.get(current.id, 0.0), lent.get(current.id, (0.0, ""))[0])
+        if rel > best:
+            lent[current.id] = (rel, record_id)
+    return lent
 
 
 def _hidden_by(record: MemoryRecord, request: RecallQuery, reasons: list[str]) -> str | None:

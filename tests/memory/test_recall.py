@@ -61,11 +61,13 @@ def check_scores(memory: Memory, query: str, now: datetime, **options: object) -
     for item in result.records:
         record = item.record
         if not item.reasons[0].startswith("matched query"):
-            continue  # a companion (transition partner or predecessor): checked where it is made
+            continue  # a companion or a current value a predecessor lent to: checked where made
         assert item.reasons[0] == f"matched query (relevance {rel[record.id]:.4f})"
+        lent = [r for r in item.reasons if r.startswith("current value after")]
+        used = float(lent[0].rsplit("relevance ", 1)[1].rstrip(")")) if lent else rel[record.id]
         weight = SPEC_WEIGHTS[record.state.value]
         assert item.score == pytest.approx(
-            expected_score(record, rel[record.id], now, touches[record.id], weight)
+            expected_score(record, used, now, touches[record.id], weight), abs=1e-4 if lent else 1e-12
         )
     return result
 
@@ -103,8 +105,8 @@ def test_every_state_has_its_seed_weight(memory: Memory) -> None:
         ("stripes", retired.record_id, State.ARCHIVED),
         ("hay", disputed.record_id, State.TRANSITIONAL),
     ]:
-        hit = check_scores(memory, word, at(3), **options).records[0]
-        assert hit.record.state is state
+        found = check_scores(memory, word, at(3), **options).records
+        [hit] = [item for item in found if item.record.state is state][:1]
         assert rid is None or hit.record.id == rid
 
 
@@ -167,17 +169,18 @@ def test_a_transitional_record_brings_its_other_side_or_neither_comes(memory: Me
     old, bad = dispute(memory)
     sizes = {rid: max(1, len(memory.get(rid).body) // 4) for rid in (old, bad)}
     both = memory.recall("evil", budget_tokens=sum(sizes.values()), now=at(2))
-    assert [r.record.id for r in both.records] == [bad, old]
-    assert both.records[1].reasons[0] == f"other side of the transition with {bad}"
+    assert {r.record.id for r in both.records} == {bad, old}
+    assert [r.score for r in both.records] == sorted((r.score for r in both.records), reverse=True)
+    [partner] = [r for r in both.records if r.record.id == old]
+    assert partner.reasons[0] == f"other side of the transition with {bad}"
     rel = relevances(memory, "evil")[bad]
-    partner = both.records[1]
     touches = memory.salience.count(old) - 1  # the recall touched it after scoring
     assert partner.score == pytest.approx(
         expected_score(partner.record, rel, at(2), touches, SPEC_WEIGHTS["transitional"])
     )
     assert memory.recall("evil", budget_tokens=sum(sizes.values()) - 1, now=at(2)).records == ()
     assert memory.recall("evil", k=1, now=at(2)).records == ()
-    assert memory.recall("evil", k=2, now=at(2)).records[0].record.id == bad
+    assert {r.record.id for r in memory.recall("evil", k=2, now=at(2)).records} == {bad, old}
 
 
 def supersession(memory: Memory) -> tuple[str, str]:
@@ -197,7 +200,10 @@ def test_superseded_records_come_only_with_history_via_the_supersedes_trail(memo
     assert plain.notes == (
         "matches left out: 1 superseded (pass include_history, or valid_at inside their valid time)",
     )
-    assert memory.recall("granite", now=at(11)).records == ()
+    # A question only the past value matches is about the subject: the current value answers it.
+    [current] = memory.recall("granite", now=at(11)).records
+    assert current.record.id == new
+    assert current.reasons[0] == f"current value after {old}, which matched the query (relevance 1.0000)"
     history = memory.recall("basalt", include_history=True, now=at(11))
     assert [r.record.id for r in history.records] == [new, old]
     trail = history.records[1]
@@ -210,7 +216,7 @@ def test_superseded_records_come_only_with_history_via_the_supersedes_trail(memo
         expected_score(trail.record, rel, at(11), memory.salience.count(old) - 1, SPEC_WEIGHTS["superseded"])
     )
     direct = memory.recall("granite", include_history=True, now=at(11))
-    assert [r.record.id for r in direct.records] == [old]
+    assert [r.record.id for r in direct.records] == [new, old]
 
 
 def test_a_withdrawn_match_is_counted_as_withdrawn_never_shown(memory: Memory) -> None:
@@ -320,9 +326,10 @@ def test_a_stale_mark_on_a_tainted_record_does_not_lift_its_quarantine(memory: M
 
 def test_the_reason_strings_are_the_origins(memory: Memory) -> None:
     _, bad = dispute(memory)
-    first = memory.recall("evil", now=at(2))
-    assert re.fullmatch(r"matched query \(relevance [01]\.\d{4}\)", first.records[0].reasons[0])
-    assert first.records[1].reasons[0] == f"other side of the transition with {bad}"
+    first = {r.record.id: r for r in memory.recall("evil", now=at(2)).records}
+    assert re.fullmatch(r"matched query \(relevance [01]\.\d{4}\)", first[bad].reasons[0])
+    [partner] = [r for r in first.values() if r.record.id != bad]
+    assert partner.reasons[0] == f"other side of the transition with {bad}"
 
 
 def test_recall_touches_what_it_returns_and_a_home_keeps_the_counts(tmp_path: Path) -> None:

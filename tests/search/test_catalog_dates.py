@@ -31,7 +31,7 @@ def turn(body: str, session: str, when: datetime) -> MemoryRecord:
 def test_a_question_naming_a_relative_date_ranks_by_the_time_it_is_asked() -> None:
     old = turn("I bought a new blender for smoothies", "s1", datetime(2023, 1, 2, tzinfo=UTC))
     recent = turn("I bought a toaster, my new kitchen toy", "s2", datetime(2023, 3, 22, tzinfo=UTC))
-    # Under min-max fusion each part's weakest candidate adds 0: a third, weaker match.
+    # A third, weaker match, so that neither of the two is its parts' weakest candidate.
     other = turn("I bought stamps", "s3", datetime(2023, 2, 1, tzinfo=UTC))
     store = InMemoryStore()
     for record in (old, recent, other):

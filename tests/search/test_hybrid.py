@@ -12,7 +12,7 @@ import pytest
 from agent_memory.records import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex, Vectors
 from agent_memory.search.fts import FtsIndex
-from agent_memory.search.hybrid import CANDIDATES, KEPT_SCORE, HybridIndex, fuse
+from agent_memory.search.hybrid import CANDIDATES, MINMAX_FLOOR, HybridIndex, fuse
 from agent_memory.search.vectors import VectorIndex
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -78,26 +78,37 @@ def test_weighted_max_divides_each_part_by_its_best_score() -> None:
     assert [h.record_id for h in fused] == ["y", "w", "x", "z"]  # w and x tie at 1.0: by id
 
 
-def test_weighted_minmax_maps_each_part_onto_zero_to_one() -> None:
+def test_weighted_minmax_maps_each_part_onto_its_floor_to_one() -> None:
     a = hits(("x", 12.0), ("y", 8.0), ("z", 2.0))
     b = hits(("solo", 0.3))
     fused = fuse([a, b], [1.0, 1.0], method="weighted", normalise="minmax")
     assert {h.record_id: h.score for h in fused} == {
         "x": pytest.approx(1.0),
         "solo": pytest.approx(1.0),  # a part's only candidate counts fully
-        "y": pytest.approx(0.6),
-        "z": KEPT_SCORE,  # the weakest candidate of its part adds 0: kept, last
+        "y": pytest.approx(MINMAX_FLOOR + (1 - MINMAX_FLOOR) * 0.6),
+        "z": pytest.approx(MINMAX_FLOOR),  # the weakest candidate of its part: the floor, not 0
     }
     assert [h.record_id for h in fused][-1] == "z"
 
 
-def test_weighted_minmax_keeps_both_of_two_matching_notes() -> None:
+def test_weighted_minmax_never_pins_a_found_note_to_zero() -> None:
     a = hits(("strong", 3.0), ("weak", 1.0))
     b = hits(("strong", 0.9), ("weak", 0.4))
     fused = fuse([a, b], [2.0, 1.0], method="weighted", normalise="minmax")
-    assert [(h.record_id, h.score) for h in fused] == [("strong", 3.0), ("weak", KEPT_SCORE)]
+    assert [(h.record_id, h.score) for h in fused] == [
+        ("strong", pytest.approx(3.0)),
+        ("weak", pytest.approx(3 * MINMAX_FLOOR)),
+    ]
     plain = fuse([a, b], [2.0, 1.0], method="weighted", normalise="max")
     assert [h.record_id for h in plain] == ["strong", "weak"]
+
+
+def test_weighted_minmax_ranks_a_weak_note_two_parts_found_above_one_only_one_found() -> None:
+    a = hits(("top", 3.0), ("both", 1.0), ("bm25-only", 1.0))
+    b = hits(("top", 0.9), ("both", 0.4))
+    fused = fuse([a, b], [2.0, 1.0], method="weighted", normalise="minmax")
+    assert [h.record_id for h in fused] == ["top", "both", "bm25-only"]
+    assert min(h.score for h in fused) > 0
 
 
 def test_a_part_of_weight_zero_contributes_nothing() -> None:

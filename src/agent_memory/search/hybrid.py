@@ -10,11 +10,11 @@ method the recipe names:
   Only ranks count, so parts whose scores live on different scales (BM25, cosine) mix
   without calibration. Scores lie in ``(0, Σᵢ wᵢ / (k_rrf + 1)]``.
 - ``weighted``: each part's scores are normalised, ``max`` (``s / max s``, the origin's
-  relevance rule, origin-notes §1.13) or ``minmax`` (``(s − min) / (max − min)``, a single
-  candidate counting 1), then ``score(d) = Σᵢ wᵢ · normᵢ(d)``. Under ``minmax`` each part's
-  weakest candidate adds 0; a note that was the weakest candidate of every part that found
-  it is kept last, with the score :data:`KEPT_SCORE` (in a Home of two matching notes, both
-  are found).
+  relevance rule, origin-notes §1.13) or ``minmax`` (``f + (1 − f) · (s − min) / (max − min)``
+  with the floor ``f`` = :data:`MINMAX_FLOOR`, a single candidate counting 1), then
+  ``score(d) = Σᵢ wᵢ · normᵢ(d)``. Under ``minmax`` a part's weakest candidate still adds
+  ``f · wᵢ``: every candidate a part found is a match, so none is pinned to 0 (issue 21; in
+  a Home of two matching notes the weaker one keeps a relevance a reader can act on).
 
 Then the **thread boost** (:func:`boost_threads`, weight :data:`THREAD_WEIGHT`): every fused
 candidate gains ``THREAD_WEIGHT ×`` the best fused score among the candidates of its
@@ -52,6 +52,7 @@ from agent_memory.wire import utc_now
 
 __all__ = [
     "FUSION_METHODS",
+    "MINMAX_FLOOR",
     "NORMALISATIONS",
     "THREAD_WEIGHT",
     "FusionMethod",
@@ -69,9 +70,10 @@ CANDIDATES = 100
 """Candidates asked of each part, whatever ``k`` (up to this many): the fused order of the first
 ``k`` hits is then the same for every ``k`` ≤ 100. The origin asked 32 (origin-notes §1.13); the
 fused top 10 changed with the depth asked (docs/benchmarks.md, Retrieval quality)."""
-KEPT_SCORE = 1e-9
-"""The fused score of a note only weakest candidates gave under ``minmax`` (module docstring):
-above 0, so recall still counts it, and below any score a part's stronger candidate adds."""
+MINMAX_FLOOR = 0.1
+"""What a part's weakest candidate counts under ``minmax`` (its best counts 1): a share of the part's
+weight, so a note only weak candidates gave still ranks by how many parts found it and never scores 0
+(issue 21: min-max scores of 0 read as "matched query (relevance 0.0000)")."""
 THREAD_WEIGHT = 0.3
 """Share of the best fused score of a candidate's thread added to its own (:func:`boost_threads`).
 docs/benchmarks.md, Retrieval quality: 0.15-0.4 were measured; 0.3 gave the best LoCoMo recall@10
@@ -105,8 +107,8 @@ def fuse(
         normalise: How ``weighted`` scales each part's scores into [0, 1].
 
     Returns:
-        Every id with a fused score > 0 (under ``minmax`` every id a weighted part found),
-        best first; no cut to ``k``.
+        Every id with a fused score > 0 (under ``minmax`` every id a part of non-zero weight
+        found), best first; no cut to ``k``.
     """
     fused: dict[str, float] = {}
     for hits, weight in zip(rankings, weights, strict=True):
@@ -118,8 +120,7 @@ def fuse(
             contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
         for hit, contribution in zip(hits, contributions, strict=True):
             fused[hit.record_id] = fused.get(hit.record_id, 0.0) + contribution
-    kept = KEPT_SCORE if method == "weighted" and normalise == "minmax" else 0.0
-    ranked = sorted((-max(score, kept), record_id) for record_id, score in fused.items() if score > 0 or kept)
+    ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
     return [Hit(record_id, -negative) for negative, record_id in ranked]
 
 
@@ -163,7 +164,7 @@ def _normalised(scores: list[float], how: Normalisation) -> list[float]:
     low = min(scores)
     if top == low:
         return [1.0] * len(scores)
-    return [(s - low) / (top - low) for s in scores]
+    return [MINMAX_FLOOR + (1.0 - MINMAX_FLOOR) * (s - low) / (top - low) for s in scores]
 
 
 class HybridIndex:
