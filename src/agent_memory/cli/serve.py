@@ -96,7 +96,7 @@ def serve(
     MEMORY.md, conventions.md and index.md of the Home. When the Home is a git
     repository, writes are committed while the server runs, after --commit-delay seconds
     without a write (and at least every 30 s), and the rest when it stops. See
-    docs/mcp.md. Needs the mcp extra: pip install 'agent-memory[mcp]'.
+    docs/mcp.md. The MCP SDK is part of the default install.
     """
     from agent_memory.errors import AgentMemoryError
 

