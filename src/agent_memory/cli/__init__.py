@@ -209,6 +209,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "agent_memory.cli.corrections:sync",
         "Turn hand edits and new files in notes/ into records; resolve version clashes after a git merge.",
     ),
+    "ui": (
+        "agent_memory.cli.ui:ui",
+        "Serve a review page for the Home on 127.0.0.1: browse, search and decide in a browser.",
+    ),
     "verify": (
         "agent_memory.cli.verify:verify",
         "Check the files or folders PATHS and print one line per record.",
@@ -233,6 +237,10 @@ _EXTRAS = {
     "onnxruntime": "embeddings",
     "tokenizers": "embeddings",
     "openai": "llm",
+    "starlette": "ui",
+    "uvicorn": "ui",
+    "jinja2": "ui",
+    "markupsafe": "ui",
 }
 """Optional dependencies by top-level module, and the extra that installs each."""
 

@@ -1,0 +1,129 @@
+"""What the review page shows: everything that waits for a person's decision, with what it would do.
+
+The same sources as ``agent-memory review``, ``proposals`` and ``promotions``: the review
+queue (:func:`agent_memory.governance.queue.review_queue`: quarantined and pending records),
+open disputes, the maintenance proposals still pending with the diff each would write
+(re-validated against the records now, a stale one marked with its reason, as ``proposals``
+does), the accepted ones a person may still revert, the regret rate
+(:func:`agent_memory.jobs.review_flow.review_stats`) and promotion proposals to
+``conventions.md``. Reads only; a Memory over a database (no Home) has no proposals folder,
+so those parts are empty and the page says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import AgentMemoryError
+
+if TYPE_CHECKING:
+    from agent_memory.governance.promotion import PromotionProposal
+    from agent_memory.governance.queue import ReviewQueue
+    from agent_memory.jobs.pending import PendingProposal
+    from agent_memory.memory import Memory
+    from agent_memory.review import ReviewBook
+    from agent_memory.ui.browse import Dispute
+
+__all__ = ["Proposal", "ReviewPage", "review_page"]
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One maintenance proposal as the page shows it.
+
+    Attributes:
+        pending: The proposal as filed.
+        problem: Why accepting it now would be refused (stale, illegal), or ``""``.
+        diff: The unified diff of the versions it would write (``""`` when stale).
+    """
+
+    pending: PendingProposal
+    problem: str = ""
+    diff: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewPage:
+    """Everything the review page lists.
+
+    Attributes:
+        queue: Quarantined and pending records.
+        disputes: Open disputes.
+        branches: Pending maintenance proposals grouped by the run that made them (its
+            time stamp, which also names its ``maintenance/<stamp>`` branch when the run
+            committed one), each with its diff.
+        accepted: ``(proposal id, pass, when)`` of accepted proposals not yet reverted.
+        stats: ``{"accepted", "declined", "reverted", "regret_rate"}``.
+        promotions: Pending promotion proposals.
+        unavailable: Why proposals cannot be listed here (no Home, unreadable file), or ``""``.
+    """
+
+    queue: ReviewQueue
+    disputes: tuple[Dispute, ...]
+    branches: tuple[tuple[str, tuple[Proposal, ...]], ...] = ()
+    accepted: tuple[tuple[str, str, str], ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+    promotions: tuple[PromotionProposal, ...] = ()
+    unavailable: str = ""
+
+
+def review_page(memory: Memory, reviews: ReviewBook) -> ReviewPage:
+    """Return what waits for review in ``memory`` (module docstring).
+
+    Raises:
+        LogError: The log cannot be read.
+    """
+    from agent_memory.governance.queue import review_queue
+    from agent_memory.jobs.review_flow import review_stats
+    from agent_memory.ui.browse import disputes
+
+    queue = review_queue(memory)
+    open_disputes = tuple(disputes(memory, reviews))
+    stats = review_stats(memory.log)
+    if getattr(memory, "home", None) is None:
+        why = "maintenance proposals and promotions live in a Home's files; this memory is a database"
+        return ReviewPage(queue, open_disputes, stats=stats, unavailable=why)
+    try:
+        branches = _proposals(memory)
+        promotions = tuple(memory.promotions(status="pending-review"))
+    except AgentMemoryError as exc:
+        return ReviewPage(queue, open_disputes, stats=stats, unavailable=str(exc))
+    return ReviewPage(queue, open_disputes, branches, _accepted(memory), stats, promotions)
+
+
+def _proposals(memory: Memory) -> tuple[tuple[str, tuple[Proposal, ...]], ...]:
+    from agent_memory.jobs.pending import revalidate
+    from agent_memory.jobs.review_flow import diff_versions, pending_proposals
+
+    groups: dict[str, list[Proposal]] = {}
+    for pending in pending_proposals(memory):
+        try:
+            shown = Proposal(pending, diff=diff_versions(memory.store, revalidate(memory.store, pending)))
+        except AgentMemoryError as exc:
+            shown = Proposal(pending, problem=str(exc))
+        groups.setdefault(_run_of(pending), []).append(shown)
+    return tuple((name, tuple(found)) for name, found in sorted(groups.items()))
+
+
+def _run_of(pending: PendingProposal) -> str:
+    """Return the run a proposal came from (one ``consolidate`` or ``distill`` run stamps all alike)."""
+    from agent_memory.wire import format_timestamp
+
+    return f"run of {format_timestamp(pending.made_at)}"
+
+
+def _accepted(memory: Memory) -> tuple[tuple[str, str, str], ...]:
+    """Return ``(proposal id, pass, when)`` of each accepted proposal no revert names, oldest first."""
+    from agent_memory.jobs.review_flow import ACCEPTED, REVERTED
+
+    accepted: dict[str, tuple[str, str, str]] = {}
+    for entry in memory.log.entries():
+        if str(entry.action) != "review":
+            continue
+        verdict, proposal_id = entry.details.get("verdict"), str(entry.details.get("proposal_id", ""))
+        if verdict == ACCEPTED and proposal_id:
+            accepted[proposal_id] = (proposal_id, str(entry.details.get("pass", "")), entry.time.isoformat())
+        elif verdict == REVERTED:
+            accepted.pop(proposal_id, None)
+    return tuple(accepted.values())
