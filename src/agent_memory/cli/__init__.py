@@ -237,10 +237,6 @@ _EXTRAS = {
     "onnxruntime": "embeddings",
     "tokenizers": "embeddings",
     "openai": "llm",
-    "starlette": "ui",
-    "uvicorn": "ui",
-    "jinja2": "ui",
-    "markupsafe": "ui",
 }
 """Optional dependencies by top-level module, and the extra that installs each."""
 

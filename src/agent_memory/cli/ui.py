@@ -28,8 +28,7 @@ def ui(port: int, no_browser: bool, home: str | None) -> None:
     tests, the doctor). Every button acts as the Home's configured person through the same
     checks as the CLI command of the same name. --home may also name a database
     (sqlite:PATH, postgresql://…). The address printed carries a secret token made at start; the
-    page is served on the loopback interface only. Runs until Ctrl-C (exit status 0). Needs the ui extra:
-    pip install 'agent-memory[ui]'. See docs/ui.md.
+    page is served on the loopback interface only. Runs until Ctrl-C (exit status 0). See docs/ui.md.
     """
     from agent_memory.ui.server import run
 

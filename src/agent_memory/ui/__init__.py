@@ -7,6 +7,4 @@ and withdrawals, the review queue, and what the agent sees. Every action goes th
 and stop), :mod:`.app` (routes and templates), :mod:`.auth` (token, session, CSRF, headers),
 :mod:`.opened` (the one open Memory), :mod:`.browse`, :mod:`.queue`, :mod:`.agent_view`
 (what each page reads) and :mod:`.actions` (what each button does).
-
-Needs the ``ui`` extra (starlette, uvicorn, Jinja2): ``pip install 'agent-memory[ui]'``.
 """
