@@ -57,8 +57,8 @@ def spawn(argv: list[str], env: dict[str, str]) -> float:
 def build_home(folder: Path, records: int, *, hybrid: bool) -> Path:
     """Write a Home of ``records`` real notes (one version each) and build its index once."""
     from agent_memory.home import Home
-    from agent_memory.notes import dump_note
-    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.records.note import dump_note
+    from agent_memory.records.record import MemoryRecord, Provenance
     from agent_memory.search.recipes import SearchSettings, splice_search
 
     home = Home.init(folder / "home", timezone="UTC", key_file=folder / "bench.key", git=False, now=NOW)

@@ -32,8 +32,8 @@ from report import machine, replace_section
 
 from agent_memory.home import Home, commit_message
 from agent_memory.memory import Memory
-from agent_memory.notes import dump_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import MemoryRecord, Provenance
 
 HEADING = "## MCP commits"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

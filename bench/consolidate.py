@@ -32,7 +32,7 @@ from report import machine, replace_section
 
 from agent_memory.jobs.consolidate import ConsolidationReport, consolidate
 from agent_memory.jobs.text import content_terms
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.stores.inmemory import InMemoryStore
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"

@@ -40,7 +40,7 @@ import corpus
 import numpy as np
 from report import replace_section
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import SearchIndex
 from agent_memory.search.embedders import HashEmbedder, MiniLMEmbedder
 from agent_memory.search.fts import FtsIndex

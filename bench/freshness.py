@@ -33,8 +33,8 @@ from pathlib import Path
 
 from report import machine, replace_section
 
-from agent_memory.notes import dump_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.recipes import SearchSettings
 from agent_memory.stores.files import FileStore

@@ -32,7 +32,7 @@ from report import machine, replace_section
 from agent_memory.governance.gate import Gate, GateView
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.stores.inmemory import InMemoryStore
 

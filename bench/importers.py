@@ -39,7 +39,7 @@ from report import machine, replace_section
 from agent_memory.home import Home
 from agent_memory.importers import Item, import_path, read_all, read_items
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 
 LOCOMO = corpus.LOCOMO
 HEADING = "## Importers"

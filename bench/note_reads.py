@@ -5,7 +5,7 @@ records), so the cost of one read is a large part of a recall. A read is: UTF-8 
 split at the fences, the frontmatter's fields, then ``MemoryRecord.from_wire`` (types,
 invariants, the id recomputed from the birth content).
 
-The frontmatter is read in one of two ways (``agent_memory.notes``): the YAML reader
+The frontmatter is read in one of two ways (``agent_memory.records.note``): the YAML reader
 (libyaml's node graph walked with JSON's scalar types; ``_parse_yaml``, the only reader
 before), and the written-line path (``_parse_written``), which takes a line only when it
 is exactly what the writer makes of the value JSON reads from it, leaving anything else to
@@ -43,7 +43,7 @@ import corpus
 import scale
 from report import machine, replace_section
 
-from agent_memory import notes
+from agent_memory.records import note as notes
 from agent_memory.stores.files import FileStore
 
 HEADING = "## Note reads"

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from report import replace_section
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, SearchIndex
 from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.fts import FtsIndex

@@ -50,10 +50,10 @@ import corpus as corpus_texts
 from report import machine, replace_section
 
 from agent_memory.home import Home
-from agent_memory.lifecycle import begin_transition, supersede
 from agent_memory.memory import Memory
-from agent_memory.notes import dump_note
-from agent_memory.records import Kind, MemoryRecord, Provenance
+from agent_memory.records.lifecycle import begin_transition, supersede
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import Kind, MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"

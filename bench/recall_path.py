@@ -167,7 +167,7 @@ class Meter:
 
 def meter_patches(meter: Meter, memory: Any) -> list[tuple[Any, str, Any]]:
     """Time the store reads, the log head reads and the salience touches of ``memory``."""
-    from agent_memory.salience import Salience
+    from agent_memory.recall.salience import Salience
 
     store = type(memory.store)
     patches = [meter.wrap(store, "get", "reads"), meter.wrap(type(memory.log), "last", "log")]
@@ -183,7 +183,7 @@ def open_memory(backend: str, size: int, work: Path, dsn: str | None) -> Any:
     """Return a Memory over a ``size``-record Home of ``backend`` under ``work`` (built once, reused)."""
     from agent_memory.home import Home
     from agent_memory.memory import Memory
-    from agent_memory.salience import Salience
+    from agent_memory.recall.salience import Salience
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.search.embedders import HashEmbedder
 
@@ -198,7 +198,7 @@ def open_memory(backend: str, size: int, work: Path, dsn: str | None) -> Any:
     records = [] if built else make_records(list(corpus.scale_texts(size)))
     salience = Salience(home.cache_dir / "salience.json")
     if backend == "files":
-        from agent_memory.notes import dump_note
+        from agent_memory.records.note import dump_note
 
         for record in records:  # as a copy or a git pull would leave them
             note = home.root / "notes" / record.id.removeprefix("mem:")
@@ -302,8 +302,8 @@ def measure(backend: str, size: int, work: Path, dsn: str | None, questions: lis
 
 def sidecar_saves(count: int, rounds: int = 5) -> dict[str, float]:
     """Return the best ms of one sidecar save of ``count`` touched ids, before (``json.dumps``) and after."""
-    from agent_memory.salience import Salience
-    from agent_memory.wire import format_timestamp
+    from agent_memory.recall.salience import Salience
+    from agent_memory.records.wire import format_timestamp
 
     with tempfile.TemporaryDirectory(prefix="am-salience-") as folder:
         path = Path(folder) / "salience.json"

@@ -68,7 +68,7 @@ from retrieval_variants import Part, System
 
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.hybrid import boost_threads

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.record_fields import CONTROL_CHARACTERS
+from agent_memory.records.fields import CONTROL_CHARACTERS
 from agent_memory.search.base import Embedder, Vectors
 
 DATASETS = Path(

@@ -86,7 +86,7 @@ class SessionDocs:
 
     def index(self, records: list[Any]) -> None:
         """Index one document per session (the session key read from the source anchor)."""
-        from agent_memory.records import MemoryRecord, Provenance
+        from agent_memory.records.record import MemoryRecord, Provenance
 
         joined: dict[str, list[Any]] = {}
         for record in records:

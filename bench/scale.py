@@ -74,7 +74,7 @@ def rss_mb() -> float:
 
 def make_records(texts: list[tuple[str, str]], offset: int = 0) -> list[Any]:
     """Return one record per ``(text, ref)``: facts, 1 in 10 a tagged episode, two years of times."""
-    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.records.record import MemoryRecord, Provenance
 
     rng = random.Random(offset + 1)  # noqa: S311 - a reproducible Home, not a secret
     records = []
@@ -132,8 +132,8 @@ def open_backend(
     """Fill ``backend`` with ``records`` the fast way and return a Memory over it and a disk meter."""
     from agent_memory.home import Home
     from agent_memory.memory import Memory
-    from agent_memory.notes import dump_note
-    from agent_memory.salience import Salience
+    from agent_memory.recall.salience import Salience
+    from agent_memory.records.note import dump_note
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.search.embedders import HashEmbedder
 

@@ -37,7 +37,7 @@ import corpus
 from report import machine, replace_section
 from search_cjk import cjk_rows
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import fts, fts_query
 from agent_memory.search.base import Hit, SearchIndex, document_text
 from agent_memory.search.fts import QUERY_MODES, FtsIndex

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import fts_query
 from agent_memory.search.base import Hit, document_text
 from agent_memory.search.fts import FtsIndex

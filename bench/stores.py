@@ -29,7 +29,7 @@ from pathlib import Path
 
 from report import machine, replace_section
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore

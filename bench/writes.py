@@ -2,7 +2,7 @@
 
 Every CLI ``remember`` and every MCP server start is a new process, and its first write must
 know the live exact duplicate and the live record of a state subject (DESIGN.md §9). The
-path before :mod:`agent_memory.write_keys` read every record of the Home for that (the
+path before :mod:`agent_memory.write.dedup` read every record of the Home for that (the
 closing note of session 2: 40 s at 100k records). Now the keys live in
 ``.cache/write-keys.sqlite``, checked against a listing of ``notes/`` (names only).
 
@@ -95,7 +95,7 @@ def measure(home: Path, mode: str, texts: list[tuple[str, str]], held: tuple[str
     started = time.perf_counter()
     from agent_memory.memory import Memory
     from agent_memory.stores.files import FileStore
-    from agent_memory.write_keys import FILE_NAME, WriteKeys
+    from agent_memory.write.dedup import FILE_NAME, WriteKeys
 
     imported = time.perf_counter() - started
     if mode == "cold":

@@ -33,12 +33,18 @@ from typing import Any
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, RecordError, SignatureError
-from agent_memory.lifecycle import begin_transition, supersede
-from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import MemoryRecord, Provenance, compute_record_id, parse_record_type
-from agent_memory.signing import CONTEXT_MEMORY_FILE, CONTEXT_RECORD, address_of, sign_record, signing_input
-from agent_memory.wire import canonical_json, format_timestamp
+from agent_memory.records.lifecycle import begin_transition, supersede
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import MemoryRecord, Provenance, compute_record_id, parse_record_type
+from agent_memory.records.signing import (
+    CONTEXT_MEMORY_FILE,
+    CONTEXT_RECORD,
+    address_of,
+    sign_record,
+    signing_input,
+)
+from agent_memory.records.wire import canonical_json, format_timestamp
 
 VECTORS_PATH = Path(__file__).resolve().with_name("vectors.json")
 SIGNING_SEED = bytes(range(32))
@@ -708,7 +714,7 @@ def file_verification_failure_cases(rec: _Records, file_case: Mapping[str, Any])
 
 
 def _check_refusals(vectors: Mapping[str, Any]) -> None:
-    from agent_memory.signing import verify_record
+    from agent_memory.records.signing import verify_record
 
     for case in vectors["rejections"]:
         _expect(case, lambda c: MemoryRecord.from_wire(c["input"]), RecordError)

@@ -21,7 +21,7 @@ from typing import Any
 from fg_agent_id import KeyPair
 from hypothesis import strategies as st
 
-from agent_memory.records import (
+from agent_memory.records.record import (
     EXTENSION_FIELDS,
     WIRE_FIELDS,
     EpistemicStatus,
@@ -33,7 +33,7 @@ from agent_memory.records import (
     State,
     Transition,
 )
-from agent_memory.signing import sign_record
+from agent_memory.records.signing import sign_record
 
 __all__ = [
     "HOSTILE_STRINGS",

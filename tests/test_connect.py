@@ -8,7 +8,7 @@ import pytest
 
 from agent_memory.connect import connect
 from agent_memory.errors import ConfigError, StoreError
-from agent_memory.signing import address_of, load_or_create_identity, verify_record
+from agent_memory.records.signing import address_of, load_or_create_identity, verify_record
 from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 

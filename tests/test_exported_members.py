@@ -35,7 +35,7 @@ def test_importing_the_package_and_the_cli_loads_no_heavy_module() -> None:
     code = (
         "import sys, agent_memory, agent_memory.cli; "
         "heavy = [m for m in ('yaml', 'numpy', 'cryptography', 'psycopg', 'onnxruntime', 'mcp', 'rich', "
-        "'agent_memory.records', 'agent_memory.memory') if m in sys.modules]; print(','.join(heavy))"
+        "'agent_memory.records.record', 'agent_memory.memory') if m in sys.modules]; print(','.join(heavy))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""

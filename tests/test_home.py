@@ -9,8 +9,8 @@ import pytest
 
 from agent_memory.errors import ConfigError
 from agent_memory.home import HOME_ENV, Home, resolve_home
+from agent_memory.records.signing import address_of
 from agent_memory.settings import HOME_FORMAT
-from agent_memory.signing import address_of
 from agent_memory.stores.files import FileStore
 
 T0 = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)

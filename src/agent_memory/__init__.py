@@ -28,7 +28,11 @@ if TYPE_CHECKING:
         StoreError,
     )
     from agent_memory.home import Home
-    from agent_memory.lifecycle import (
+    from agent_memory.log.base import LogEntry, OperationLog
+    from agent_memory.log.jsonl import JsonlLog
+    from agent_memory.memory import Memory, RememberResult
+    from agent_memory.recall.select import RecalledRecord, RecallResult
+    from agent_memory.records.lifecycle import (
         LEGAL_TRANSITIONS,
         archive,
         begin_transition,
@@ -37,14 +41,9 @@ if TYPE_CHECKING:
         resolve_transition,
         supersede,
     )
-    from agent_memory.log.base import LogEntry, OperationLog
-    from agent_memory.log.jsonl import JsonlLog
-    from agent_memory.memory import Memory, RememberResult
-    from agent_memory.memory_file import MemoryFile
-    from agent_memory.notes import dump_note, load_note
-    from agent_memory.proposals import Proposal, ProposalKind, apply_proposal, apply_proposals
-    from agent_memory.recall import RecalledRecord, RecallResult
-    from agent_memory.records import (
+    from agent_memory.records.memory_file import MemoryFile
+    from agent_memory.records.note import dump_note, load_note
+    from agent_memory.records.record import (
         EpistemicStatus,
         Kind,
         MemoryRecord,
@@ -54,13 +53,14 @@ if TYPE_CHECKING:
         State,
         Transition,
     )
+    from agent_memory.records.signing import load_or_create_identity, sign_record, verify_record
+    from agent_memory.records.wire import FORMAT_VERSION
     from agent_memory.search.base import Embedder, Hit, SearchIndex
-    from agent_memory.signing import load_or_create_identity, sign_record, verify_record
     from agent_memory.stores.base import RecordStore
     from agent_memory.stores.files import FileStore
     from agent_memory.stores.inmemory import InMemoryStore
     from agent_memory.stores.sqlite import SQLiteStore
-    from agent_memory.wire import FORMAT_VERSION
+    from agent_memory.write.proposals import Proposal, ProposalKind, apply_proposal, apply_proposals
 
 # name -> module that defines it
 _EXPORTS = {
@@ -74,46 +74,46 @@ _EXPORTS = {
     "SignatureError": "errors",
     "StoreError": "errors",
     "Home": "home",
-    "LEGAL_TRANSITIONS": "lifecycle",
-    "archive": "lifecycle",
-    "begin_transition": "lifecycle",
-    "is_legal": "lifecycle",
-    "refresh_rule_flag": "lifecycle",
-    "resolve_transition": "lifecycle",
-    "supersede": "lifecycle",
+    "LEGAL_TRANSITIONS": "records.lifecycle",
+    "archive": "records.lifecycle",
+    "begin_transition": "records.lifecycle",
+    "is_legal": "records.lifecycle",
+    "refresh_rule_flag": "records.lifecycle",
+    "resolve_transition": "records.lifecycle",
+    "supersede": "records.lifecycle",
     "LogEntry": "log.base",
     "OperationLog": "log.base",
     "JsonlLog": "log.jsonl",
     "Memory": "memory",
     "RememberResult": "memory",
-    "MemoryFile": "memory_file",
-    "dump_note": "notes",
-    "load_note": "notes",
-    "Proposal": "proposals",
-    "ProposalKind": "proposals",
-    "apply_proposal": "proposals",
-    "apply_proposals": "proposals",
-    "RecallResult": "recall",
-    "RecalledRecord": "recall",
-    "EpistemicStatus": "records",
-    "Kind": "records",
-    "MemoryRecord": "records",
-    "Provenance": "records",
-    "RecordType": "records",
-    "Scope": "records",
-    "State": "records",
-    "Transition": "records",
+    "MemoryFile": "records.memory_file",
+    "dump_note": "records.note",
+    "load_note": "records.note",
+    "Proposal": "write.proposals",
+    "ProposalKind": "write.proposals",
+    "apply_proposal": "write.proposals",
+    "apply_proposals": "write.proposals",
+    "RecallResult": "recall.select",
+    "RecalledRecord": "recall.select",
+    "EpistemicStatus": "records.record",
+    "Kind": "records.record",
+    "MemoryRecord": "records.record",
+    "Provenance": "records.record",
+    "RecordType": "records.record",
+    "Scope": "records.record",
+    "State": "records.record",
+    "Transition": "records.record",
     "Embedder": "search.base",
     "Hit": "search.base",
     "SearchIndex": "search.base",
-    "load_or_create_identity": "signing",
-    "sign_record": "signing",
-    "verify_record": "signing",
+    "load_or_create_identity": "records.signing",
+    "sign_record": "records.signing",
+    "verify_record": "records.signing",
     "RecordStore": "stores.base",
     "FileStore": "stores.files",
     "InMemoryStore": "stores.inmemory",
     "SQLiteStore": "stores.sqlite",
-    "FORMAT_VERSION": "wire",
+    "FORMAT_VERSION": "records.wire",
 }
 
 __all__ = [

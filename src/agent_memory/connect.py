@@ -84,7 +84,7 @@ def connect(url: str, *, key_file: str | Path | None = None, **options: Any) -> 
         )
     identity = None
     if key_file is not None:
-        from agent_memory.signing import load_or_create_identity
+        from agent_memory.records.signing import load_or_create_identity
 
         path = Path(key_file).expanduser()
         if not path.is_file():

@@ -392,7 +392,7 @@ def _ask(step: _Steps, memory: Memory, result: DemoResult, questions: list[Quest
 def _golden(
     step: _Steps, home: Home, memory: Memory, questions: list[Question], report: ImportReport
 ) -> None:
-    from agent_memory.golden import load_golden, run_golden
+    from agent_memory.doctor.golden import load_golden, run_golden
 
     step("Keep the questions as golden recall tests", "agent-memory golden")
     entries = [

@@ -26,10 +26,10 @@ from fg_agent_id import KeyPair
 from agent_memory.errors import ConfigError
 from agent_memory.log.base import OperationLog
 from agent_memory.log.jsonl import JsonlLog
+from agent_memory.records.signing import address_of, load_or_create_identity
+from agent_memory.records.wire import utc_now
 from agent_memory.settings import Settings, default_key_file
-from agent_memory.signing import address_of, load_or_create_identity
 from agent_memory.stores.files import FileStore
-from agent_memory.wire import utc_now
 
 __all__ = ["HOME_ENV", "STALE_GIT_LOCK_SECONDS", "Home", "commit_message", "resolve_home"]
 

@@ -18,33 +18,33 @@ from typing import Any
 
 from fg_agent_id import KeyPair
 
-from agent_memory.correction_methods import DEFAULT_CONFIDENCE, CorrectionMethods
 from agent_memory.errors import RecordError
 from agent_memory.governance.actors import Actors
-from agent_memory.governance.erasing import ErasureMethods
-from agent_memory.governance.erasure import ErasureReceipt
+from agent_memory.governance.erasure.erase import ErasureMethods
+from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promoting import PromotionMethods
+from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.jobs.distilling import DistillMethods
 from agent_memory.jobs.review_flow import review_stats
 from agent_memory.log.base import OperationLog
-from agent_memory.metamemory_methods import MetamemoryMethods
-from agent_memory.pending_records import PendingRecords
-from agent_memory.recall_methods import RecallMethods
-from agent_memory.records import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
-from agent_memory.review import ReviewBook
-from agent_memory.salience import Salience
+from agent_memory.metamemory.service import MetamemoryMethods
+from agent_memory.recall.salience import Salience
+from agent_memory.recall.service import RecallMethods
+from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
+from agent_memory.records.signing import address_of, sign_record
+from agent_memory.records.wire import truncate_ms, utc_now
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
-from agent_memory.signing import address_of, sign_record
 from agent_memory.stores.base import RecordStore
-from agent_memory.wire import truncate_ms, utc_now
-from agent_memory.write_keys import WriteKeys
-from agent_memory.writing import (
+from agent_memory.write.corrections import DEFAULT_CONFIDENCE, CorrectionMethods
+from agent_memory.write.dedup import WriteKeys
+from agent_memory.write.held import PendingRecords
+from agent_memory.write.plan import (
     LIVE_STATES,
     Plan,
     PlanKind,
@@ -53,7 +53,7 @@ from agent_memory.writing import (
     normalize_text,
     plan_write,
 )
-from agent_memory.writing import roll_forward as roll_intents_forward
+from agent_memory.write.plan import roll_forward as roll_intents_forward
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
@@ -71,9 +71,9 @@ class Memory(
 ):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    ``recall`` comes from :class:`~agent_memory.recall_methods.RecallMethods`;
+    ``recall`` comes from :class:`~agent_memory.recall.service.RecallMethods`;
     ``supersede``, ``resolve`` and ``archive`` from
-    :class:`~agent_memory.correction_methods.CorrectionMethods`; withdrawal and
+    :class:`~agent_memory.write.corrections.CorrectionMethods`; withdrawal and
     reinstatement (``withdraw``, ``reinstate``, ``controls``) from
     :class:`~agent_memory.governance.porcelain.WithdrawalMethods`, ``review`` from
     :class:`~agent_memory.governance.reviewing.ReviewMethods`.

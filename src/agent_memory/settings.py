@@ -21,8 +21,8 @@ from agent_memory.errors import ConfigError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.jobs.distill_llm import LLMSettings
+from agent_memory.records.wire import toml_string
 from agent_memory.search.recipes import SearchSettings
-from agent_memory.wire import toml_string
 
 __all__ = ["HOME_FORMAT", "RECENCY_MODES", "RecallSettings", "Settings", "config_dir", "default_key_file"]
 

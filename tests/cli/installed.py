@@ -18,9 +18,9 @@ from pathlib import Path
 from fg_agent_id import KeyPair
 
 from agent_memory.home import Home
-from agent_memory.lifecycle import supersede
-from agent_memory.records import Kind, MemoryRecord, Provenance
-from agent_memory.signing import sign_record
+from agent_memory.records.lifecycle import supersede
+from agent_memory.records.record import Kind, MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
 from agent_memory.stores.base import RecordStore
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))

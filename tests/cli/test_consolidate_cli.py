@@ -8,7 +8,7 @@ from installed import T0, Cli, snapshot
 
 from agent_memory.home import Home
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 
 
 @pytest.fixture

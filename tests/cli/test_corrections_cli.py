@@ -8,8 +8,8 @@ import pytest
 from installed import T0, Cli, seed, snapshot
 
 from agent_memory.home import Home
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import Kind, MemoryRecord, Provenance
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import Kind, MemoryRecord, Provenance
 
 # An editor: replaces OLD by NEW in the file it is given (argv: OLD NEW FILE).
 EDITOR_SCRIPT = """\

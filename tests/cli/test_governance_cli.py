@@ -7,11 +7,11 @@ from fg_agent_id import KeyPair
 from installed import Cli, snapshot
 
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
+from agent_memory.records.wire import utc_now
 from agent_memory.search.recipes import SearchSettings, splice_search
-from agent_memory.signing import sign_record
-from agent_memory.wire import utc_now
 
 ARCHIVE = "archive/2026-11-01.md"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from installed import Cli, snapshot
 
-from agent_memory.signing import address_of, load_or_create_identity
+from agent_memory.records.signing import address_of, load_or_create_identity
 
 LAYOUT_FOLDERS = {"notes", "archive", "log", "proposals", "topics", ".cache"}
 LAYOUT_FILES = {

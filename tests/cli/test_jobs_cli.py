@@ -7,7 +7,7 @@ import pytest
 from installed import COMMAND, Cli, snapshot
 
 from agent_memory.home import Home
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 
 T0 = datetime(2026, 11, 29, 3, tzinfo=UTC)
 

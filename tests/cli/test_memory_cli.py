@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from installed import Cli, snapshot
 
-from agent_memory.notes import load_note
+from agent_memory.records.note import load_note
 from agent_memory.search.recipes import SearchSettings, splice_search
 
 

@@ -5,9 +5,9 @@ import pytest
 from installed import Cli, Seeded, seed, snapshot
 
 from agent_memory.home import Home
-from agent_memory.lifecycle import archive
 from agent_memory.log.sqlite import SQLiteLog
-from agent_memory.records import MemoryRecord
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import MemoryRecord
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.sqlite import SQLiteStore

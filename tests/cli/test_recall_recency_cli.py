@@ -8,8 +8,8 @@ from datetime import timedelta
 from installed import Cli, snapshot
 
 from agent_memory.memory import Memory
+from agent_memory.records.wire import utc_now
 from agent_memory.search.recipes import SearchSettings, splice_search
-from agent_memory.wire import utc_now
 
 
 def test_recall_ranks_an_old_better_answer_first_only_when_the_home_turns_recency_off(cli: Cli) -> None:

@@ -5,7 +5,7 @@ import pytest
 from installed import REASON, Cli, seed, snapshot
 
 from agent_memory.home import Home
-from agent_memory.notes import load_note
+from agent_memory.records.note import load_note
 
 
 @pytest.fixture

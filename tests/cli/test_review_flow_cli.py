@@ -10,8 +10,8 @@ import pytest
 from installed import T0, Cli, snapshot
 
 from agent_memory.home import Home
-from agent_memory.lifecycle import archive
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import MemoryRecord, Provenance
 
 LEMON = "Ada prefers green tea in the morning with lemon"
 HONEY = "Ada prefers green tea in the morning with honey"

@@ -9,7 +9,7 @@ from pathlib import Path
 from installed import Cli
 
 from agent_memory.home import Home
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.recipes import SearchSettings, splice_search
 
 T0 = datetime(2026, 4, 1, tzinfo=UTC)

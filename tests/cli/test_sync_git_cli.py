@@ -9,9 +9,9 @@ import pytest
 from installed import T0, Cli, snapshot
 
 from agent_memory.home import Home
-from agent_memory.lifecycle import archive, supersede
-from agent_memory.notes import load_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.lifecycle import archive, supersede
+from agent_memory.records.note import load_note
+from agent_memory.records.record import MemoryRecord, Provenance
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")

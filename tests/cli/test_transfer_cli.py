@@ -6,9 +6,9 @@ import pytest
 from installed import Cli, Seeded, seed, snapshot
 
 from agent_memory.home import Home
-from agent_memory.memory_file import MemoryFile
-from agent_memory.signing import address_of
-from agent_memory.transfer import export_memory_file
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.signing import address_of
+from agent_memory.transfer.exchange import export_memory_file
 
 
 def trust(home: Path, address: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from fg_agent_id import KeyPair
 
-from agent_memory.memory_file import MemoryFile
-from agent_memory.records import MemoryRecord, Provenance
-from agent_memory.signing import sign_record
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.golden import load_golden, run_golden
+from agent_memory.doctor.golden import load_golden, run_golden
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.search.recipes import SearchSettings, splice_search

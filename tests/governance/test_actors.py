@@ -9,10 +9,10 @@ from agent_memory.governance.actors import GRANTS, Actors, AuthorityError, Taint
 from agent_memory.governance.queue import review_queue
 from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.settings import Settings
-from agent_memory.transfer import import_memory_file
+from agent_memory.transfer.exchange import import_memory_file
 from memory.conftest import T0, at
 
 GRANTS_TABLE = """[actors.grants]

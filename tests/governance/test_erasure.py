@@ -11,11 +11,11 @@ from erasure_scan import places, scan
 
 from agent_memory.errors import LifecycleError, RecordError, RecordNotFound
 from agent_memory.governance.actors import Actors, AuthorityError
-from agent_memory.governance.erasure import ErasureReceipt, next_erasure_id
+from agent_memory.governance.erasure.receipt import ErasureReceipt, next_erasure_id
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.search.recipes import SearchSettings, splice_search
-from agent_memory.transfer import export_memory_file
+from agent_memory.transfer.exchange import export_memory_file
 from memory.conftest import T0, at
 
 UNIQUE = "Zanzibar-quokka-7731 lives at the old lighthouse"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from erasure_scan import places, scan
 
-from agent_memory.governance.erasure import ErasureReceipt
-from agent_memory.governance.sanitizing import is_redacted
+from agent_memory.governance.erasure.receipt import ErasureReceipt
+from agent_memory.governance.erasure.sanitize import is_redacted
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox, archived_items, check_archive, find_anchor
 from agent_memory.jobs.branches import commit_maintenance_branch
@@ -29,7 +29,7 @@ from agent_memory.jobs.inbox import capture
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
 from agent_memory.memory import Memory
 from agent_memory.search.recipes import SearchSettings, splice_search
-from agent_memory.transfer import export_memory_file
+from agent_memory.transfer.exchange import export_memory_file
 from memory.conftest import T0, at
 
 UNIQUE = "Zanzibar-quokka-7731 lives at the old lighthouse"

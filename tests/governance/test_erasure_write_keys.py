@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agent_memory.governance.erasure import HolderResult
+from agent_memory.governance.erasure.receipt import HolderResult
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.stores.inmemory import InMemoryStore
-from agent_memory.write_keys import WriteKeys, body_digest, subject_digest
+from agent_memory.write.dedup import WriteKeys, body_digest, subject_digest
 from memory.conftest import T0, at
 
 UNIQUE = "Zanzibar-quokka-7731 lives at the old lighthouse"

@@ -87,7 +87,7 @@ def test_forget_limited_to_one_namespace_leaves_the_others_untouched_in_postgres
     from agent_memory.log.postgres import PostgresLog
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.stores.postgres import PostgresStore
-    from agent_memory.transfer import export_memory_file
+    from agent_memory.transfer.exchange import export_memory_file
 
     schema: PgSchema = request.getfixturevalue("postgres_schema")
     store = PostgresStore(schema.dsn, schema=schema.schema)

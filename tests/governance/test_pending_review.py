@@ -8,8 +8,8 @@ from agent_memory.errors import LifecycleError, ProposalError, StoreError
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.governance.queue import review_queue
 from agent_memory.memory import Memory
-from agent_memory.pending_records import PendingRecords
-from agent_memory.records import MemoryRecord, State
+from agent_memory.records.record import MemoryRecord, State
+from agent_memory.write.held import PendingRecords
 from memory.conftest import T0, at
 
 SUBJECT = "host:staging"

@@ -25,11 +25,11 @@ from agent_memory.governance.secrets import (
 from agent_memory.home import Home
 from agent_memory.jobs.inbox import capture, read_inbox
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.settings import Settings
 from agent_memory.stores.inmemory import InMemoryStore
-from agent_memory.transfer import import_memory_file
+from agent_memory.transfer.exchange import import_memory_file
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 _RNG = random.Random(20261101)  # noqa: S311 - fake secrets, not real ones; seeded to be reproducible

@@ -9,7 +9,7 @@ from agent_memory.governance.actors import Actors, AuthorityError
 from agent_memory.governance.controls import WithdrawalScope
 from agent_memory.governance.portability import append_control
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from memory.conftest import T0, at
 
 ARCHIVE = "archive/2026-10-31.md"

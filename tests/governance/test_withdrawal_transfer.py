@@ -6,10 +6,10 @@ from fg_agent_id import KeyPair
 from agent_memory.errors import RecordError
 from agent_memory.governance.portability import EXTRA_KEY
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.signing import address_of
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.signing import address_of
 from agent_memory.stores.inmemory import InMemoryStore
-from agent_memory.transfer import export_memory_file, import_memory_file
+from agent_memory.transfer.exchange import export_memory_file, import_memory_file
 from memory.conftest import T0, at
 
 

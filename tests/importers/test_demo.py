@@ -43,7 +43,7 @@ def test_the_demo_walks_every_step_on_a_repository(
     assert result.found >= 1
     asked_with_answer = [q for q, _ in result.questions if q.expected]
     assert f"wrote {len(asked_with_answer)} question(s) to golden.yaml" in out
-    from agent_memory.golden import load_golden
+    from agent_memory.doctor.golden import load_golden
 
     golden = load_golden(tmp_path / "demo" / "golden.yaml")
     assert [q.query for q in golden][:1] == ["Who changed this, and when: Document grout widths?"]

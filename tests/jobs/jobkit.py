@@ -10,9 +10,9 @@ from agent_memory.governance.controls import WithdrawalScope, plan_withdrawal
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.portability import append_control
 from agent_memory.home import Home
-from agent_memory.lifecycle import begin_transition, supersede
-from agent_memory.records import MemoryRecord, Provenance
-from agent_memory.signing import KeyPair, sign_record
+from agent_memory.records.lifecycle import begin_transition, supersede
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import KeyPair, sign_record
 
 # 2026-11-29 14:30 UTC is 23:30 in Tokyo: half an hour before the local day turns.
 T0 = datetime(2026, 11, 29, 14, 30, tzinfo=UTC)

@@ -13,10 +13,10 @@ from agent_memory.errors import LifecycleError, ProposalError
 from agent_memory.home import Home
 from agent_memory.jobs.consolidate import ConsolidationReport, consolidate
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, load_pending, revalidate
-from agent_memory.lifecycle import archive, begin_transition
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, State
-from agent_memory.salience import Salience
+from agent_memory.recall.salience import Salience
+from agent_memory.records.lifecycle import archive, begin_transition
+from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.inmemory import InMemoryStore
 
 SOON = at(days=1)
@@ -65,7 +65,7 @@ def test_a_tainted_exact_copy_never_supersedes_the_trusted_one_however_strong() 
 
 
 def _apply(store: InMemoryStore, proposals: list) -> list[MemoryRecord]:  # type: ignore[type-arg]
-    from agent_memory.proposals import apply_proposals
+    from agent_memory.write.proposals import apply_proposals
 
     return apply_proposals(store, proposals, now=SOON)
 

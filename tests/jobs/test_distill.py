@@ -17,7 +17,7 @@ from agent_memory.jobs.inbox import InboxItem, capture
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
 from agent_memory.jobs.review_flow import accept, pending_proposals, revert
 from agent_memory.memory import Memory
-from agent_memory.records import EpistemicStatus, Kind, RecordType, Scope, State
+from agent_memory.records.record import EpistemicStatus, Kind, RecordType, Scope, State
 from agent_memory.search.recipes import SearchSettings, splice_search
 
 RUN = at(hours=2)  # 2026-11-30 01:30 in Tokyo; the lines were captured on 2026-11-29 there

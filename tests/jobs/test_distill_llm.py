@@ -18,7 +18,7 @@ from agent_memory.jobs.distill_llm import LLMOperator, LLMSettings, OperatorErro
 from agent_memory.jobs.inbox import InboxItem, capture
 from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
-from agent_memory.records import EpistemicStatus, Kind
+from agent_memory.records.record import EpistemicStatus, Kind
 from agent_memory.search.recipes import SearchSettings, splice_search
 from fake_llm import FakeLLM, echo_reply, fake_llm, items_reply, llm_table
 

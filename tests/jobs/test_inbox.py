@@ -19,7 +19,7 @@ from agent_memory.jobs.inbox import (
     parse_local_time,
     read_inbox,
 )
-from agent_memory.records import Kind
+from agent_memory.records.record import Kind
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 

@@ -19,7 +19,7 @@ from agent_memory.jobs.pending import ConsolidationReport, PendingProposal, Reje
 from agent_memory.jobs.review_flow import accept, decline, revert
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, State
+from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.inmemory import InMemoryStore
 
 SOON, LATER, LATEST = at(days=1), at(days=2), at(days=4)

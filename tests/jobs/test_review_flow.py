@@ -7,16 +7,16 @@ import json
 import pytest
 from jobkit import T0, at, make, put, signed_by
 
-from agent_memory.doctor import diagnose
+from agent_memory.doctor.diagnose import diagnose
 from agent_memory.errors import ConfigError, ProposalError
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.home import Home
 from agent_memory.jobs.pending import PendingProposal, revalidate
 from agent_memory.jobs.review_flow import accept, decline, pending_proposals, revert, review_stats
-from agent_memory.lifecycle import archive
 from agent_memory.memory import Memory
-from agent_memory.records import State
-from agent_memory.signing import address_of, verify_record
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import State
+from agent_memory.records.signing import address_of, verify_record
 
 SOON = at(days=1)
 LATER = at(days=2)

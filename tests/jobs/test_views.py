@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 from jobkit import at, make, put, put_dispute, put_superseded, review, snapshot, withdraw
 
 from agent_memory.errors import StoreError
+from agent_memory.governance.review_book import ReviewBook, ReviewState
 from agent_memory.home import Home
 from agent_memory.jobs.topics import topic_of
 from agent_memory.jobs.views import INDEX_MAX_LINES, build_views, check_views, render
 from agent_memory.log.inmemory import MemoryLog
-from agent_memory.records import Kind
-from agent_memory.review import ReviewBook, ReviewState
+from agent_memory.records.record import Kind
 
 STATE = {"kind": Kind.STATE, "subject": "host:staging"}
 

@@ -16,8 +16,8 @@ from psycopg import sql
 
 from agent_memory.errors import LogError
 from agent_memory.log import ACTIONS, GENESIS, Action, JsonlLog, LogEntry, MemoryLog, OperationLog, SQLiteLog
-from agent_memory.records import MemoryRecord, Provenance
-from agent_memory.wire import canonical_json
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.wire import canonical_json
 from pg import shared_cluster
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

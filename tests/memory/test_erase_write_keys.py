@@ -15,10 +15,10 @@ import pytest
 from agent_memory.errors import StoreError
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.stores.inmemory import InMemoryStore
-from agent_memory.write_keys import WriteKeys, body_digest
+from agent_memory.write.dedup import WriteKeys, body_digest
 from memory.conftest import T0, at
 
 

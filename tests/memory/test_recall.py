@@ -19,9 +19,9 @@ import pytest
 from agent_memory.errors import RecordError
 from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.recall import RecallResult
-from agent_memory.records import MemoryRecord, State
-from agent_memory.salience import Salience
+from agent_memory.recall.salience import Salience
+from agent_memory.recall.select import RecallResult
+from agent_memory.records.record import MemoryRecord, State
 from memory.conftest import T0, at
 
 # Seed 001 retrieval constants (origin-notes §1.13).
@@ -393,7 +393,7 @@ def test_a_corrupt_sidecar_resets_with_a_warning_never_a_crash(
     with Memory.open(tmp_path / "home") as memory:
         rid = memory.remember("Stoat coat turns white.", source="s", now=T0).record_id
     (tmp_path / "home" / ".cache" / "salience.json").write_text(damage, encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="agent_memory.salience"):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.recall.salience"):
         memory = Memory.open(tmp_path / "home")
     assert any(
         "salience sidecar" in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records
@@ -410,7 +410,7 @@ def test_a_sidecar_that_cannot_be_written_costs_a_warning_not_the_recall(
     Home.init(tmp_path / "home", git=False, now=T0)
     (tmp_path / "home" / ".cache" / "salience.json").mkdir()  # a folder where the file goes
     with (
-        caplog.at_level(logging.WARNING, logger="agent_memory.salience"),
+        caplog.at_level(logging.WARNING, logger="agent_memory.recall.salience"),
         Memory.open(tmp_path / "home") as memory,
     ):
         memory.remember("Mink swims well.", source="s", now=T0)

@@ -4,7 +4,7 @@ import pytest
 
 from agent_memory.errors import LifecycleError, ProposalError, RecordError
 from agent_memory.memory import Memory
-from agent_memory.records import Kind, State
+from agent_memory.records.record import Kind, State
 from memory.conftest import T0, at
 
 
@@ -179,12 +179,12 @@ def test_archive_is_terminal(memory: Memory) -> None:
 
 
 def test_an_interrupted_supersede_is_rolled_forward_on_open(memory: Memory) -> None:
-    from agent_memory.lifecycle import supersede as retire
+    from agent_memory.records.lifecycle import supersede as retire
 
     old = memory.remember("Staging runs on db-2.", source="s", kind="state", subject="host:staging", now=T0)
     successor = memory.get(old.record_id)
     # Simulate a crash after the intent and the first put: log the intent, put the new record only.
-    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.records.record import MemoryRecord, Provenance
 
     new = MemoryRecord.create(
         type="fact",

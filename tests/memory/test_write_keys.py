@@ -13,20 +13,20 @@ from typing import Any
 import pytest
 
 from agent_memory.home import Home
-from agent_memory.key_table import FORMAT
 from agent_memory.log.base import LogEntry
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.memory import Memory
-from agent_memory.notes import dump_note
-from agent_memory.records import Kind, MemoryRecord, Provenance, State
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, State
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import SearchSettings, splice_search
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
-from agent_memory.sync import sync
-from agent_memory.write_keys import FILE_NAME, WriteKeys, body_digest
+from agent_memory.sync.run import sync
+from agent_memory.write.dedup import FILE_NAME, WriteKeys, body_digest
+from agent_memory.write.dedup_table import FORMAT
 from memory.conftest import T0, at
 
 SUBJECT = "host:staging"
@@ -207,7 +207,7 @@ def test_a_row_that_no_longer_holds_is_checked_against_the_store_and_corrected(t
     record = MemoryRecord.create(type="fact", body="Soon archived.", provenance=source, created_at=T0)
     store.put(record)
     assert keys.lookup(record, head=1)[0] == record
-    from agent_memory.lifecycle import archive
+    from agent_memory.records.lifecycle import archive
 
     store.put(archive(record, "retired", now=at(1)))  # by another tool: no log entry, no row update
     assert keys.lookup(record, head=1) == (None, None)
@@ -262,7 +262,7 @@ def test_a_change_feed_store_is_read_again_only_where_it_changed(feed_store: Any
         feed_store.put(record)  # another writer
     assert keys.lookup(made[11], head=2)[0] == made[11]
     assert feed_store.gets == 2 + 1  # the two new records, then the answer
-    from agent_memory.lifecycle import archive
+    from agent_memory.records.lifecycle import archive
 
     feed_store.put(archive(made[11], "retired", now=at(1)))  # another writer again
     assert keys.lookup(made[11], head=3) == (None, None)

@@ -25,9 +25,9 @@ from typing import Any
 
 from agent_memory.errors import AgentMemoryError
 from agent_memory.jobs.inbox import format_line
-from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import dump_note
-from agent_memory.records import (
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import (
     EpistemicStatus,
     Kind,
     MemoryRecord,
@@ -37,7 +37,7 @@ from agent_memory.records import (
     State,
     Transition,
 )
-from agent_memory.signing import sign_record
+from agent_memory.records.signing import sign_record
 from strategies import HOSTILE_STRINGS, KEYS, LINE_BREAKS, LONG_KEYS, TRICKY_CHARACTERS
 
 PIECES: tuple[str, ...] = ("", "plain words", *HOSTILE_STRINGS, *TRICKY_CHARACTERS, *LINE_BREAKS, *LONG_KEYS)
@@ -179,7 +179,7 @@ def _record(rng: Random) -> MemoryRecord:
 
 
 def _extra_key(rng: Random) -> str:
-    from agent_memory.records import EXTENSION_FIELDS, WIRE_FIELDS
+    from agent_memory.records.record import EXTENSION_FIELDS, WIRE_FIELDS
 
     key = rng.choice(_EXTRA_WORDS) if rng.random() < 0.7 else text(rng)
     known = {*WIRE_FIELDS, *EXTENSION_FIELDS, "occurred_at", "redacted", "redaction_reason", "birth_digest"}

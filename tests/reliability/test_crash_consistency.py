@@ -34,10 +34,10 @@ from typing import IO, Any
 import pytest
 from reliability_kit import KILLS_PER_OP, make_home, record_figures, snapshot
 
-from agent_memory.doctor import diagnose, repair
+from agent_memory.doctor.diagnose import diagnose, repair
 from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.records import State
+from agent_memory.records.record import State
 
 CHILD = Path(__file__).with_name("crash_child.py")
 OPS = ("remember", "supersede", "consolidate-accept", "archive-inbox", "erase", "reindex")

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from reliability_kit import T0, files_holding, git_objects_holding, make_home, memory_over, record_figures
 
-from agent_memory.governance.erasure import ErasureReceipt, holder_of
+from agent_memory.governance.erasure.receipt import ErasureReceipt, holder_of
 from agent_memory.home import Home
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
-from agent_memory.transfer import export_memory_file
+from agent_memory.transfer.exchange import export_memory_file
 
 
 def unique_text() -> tuple[str, list[bytes]]:

@@ -26,13 +26,13 @@ from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox, check_archive
 from agent_memory.jobs.inbox import capture, parse_inbox, read_inbox
 from agent_memory.log.jsonl import JsonlLog
-from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import address_of
 from agent_memory.settings import Settings
-from agent_memory.signing import address_of
 from agent_memory.stores.files import FileStore
-from agent_memory.transfer import import_memory_file
+from agent_memory.transfer.exchange import import_memory_file
 from strategies import KEYS
 
 NOTE_ID = "mem:0123456789abcdef0123456789abcdef"

@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 from reliability_kit import T0, make_home, snapshot
 
-from agent_memory.doctor import diagnose, repair
+from agent_memory.doctor.diagnose import diagnose, repair
 from agent_memory.errors import AgentMemoryError, ConfigError, RecordError, SignatureError, StoreError
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox, check_archive, find_anchor
 from agent_memory.jobs.inbox import capture
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.settings import Settings
-from agent_memory.transfer import export_memory_file, import_memory_file
+from agent_memory.transfer.exchange import export_memory_file, import_memory_file
 
 TEXT = "The staging host is db-2."
 

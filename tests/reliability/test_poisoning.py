@@ -42,9 +42,9 @@ from agent_memory.errors import AgentMemoryError
 from agent_memory.home import Home
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.records import MemoryRecord, Provenance, State
-from agent_memory.signing import sign_record
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance, State
+from agent_memory.records.signing import sign_record
 
 COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent))
 CHANNELS = ("tainted-session", "mcp", "memory-file", "locomo")

@@ -12,11 +12,11 @@ Each test pins the kind of failure, not the one input the fuzzer met:
   ``trusted_signers``, a recipe's ``model``) or as JSON (``[llm]``, whose escapes of
   characters beyond the BMP are surrogates TOML refuses): a ``home_id`` holding a quote made a
   ``memory.toml`` no reader takes (``memory.toml`` fuzzer). Every ``to_toml`` now writes
-  strings with :func:`agent_memory.wire.toml_string`.
+  strings with :func:`agent_memory.records.wire.toml_string`.
 - Timestamps before the year 1000 were written with an unpadded year (``90-01-17T...``, the
   origin's ``strftime``), which no ISO-8601 reader takes back: a note whose ``occurred_at``
   was in the year 90 parsed, but what was written from it did not (note fuzzer, input
-  94,876). :func:`agent_memory.wire.format_timestamp` now writes four digits.
+  94,876). :func:`agent_memory.records.wire.format_timestamp` now writes four digits.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from reliability_kit import T0, make_home, snapshot
 
 from agent_memory.errors import RecordError
 from agent_memory.memory import Memory
-from agent_memory.memory_file import MemoryFile
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.wire import canonical_json, format_timestamp, parse_timestamp, toml_string
 from agent_memory.settings import Settings
-from agent_memory.wire import canonical_json, format_timestamp, parse_timestamp, toml_string
 
 # Every character JSON writes as an escape, then marks that compose with an escape's letters
 # (n, t, r, b, f and the hex digits a-f of \u00XX) or with nothing at all.

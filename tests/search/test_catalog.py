@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_memory.errors import ConfigError, StoreError
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import embedders
 from agent_memory.search.base import Vectors, inputs_digest, version_digest
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog

@@ -19,7 +19,7 @@ import pytest
 
 from agent_memory.connect import connect
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.recipes import SearchSettings

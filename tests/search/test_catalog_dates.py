@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSettings
 from agent_memory.stores.inmemory import InMemoryStore

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit
 from agent_memory.search.dates import DATE_WEIGHT, boost_dates, date_window
 from agent_memory.search.fts import FtsIndex

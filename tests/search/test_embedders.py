@@ -354,7 +354,7 @@ def test_a_refused_connection_names_the_url() -> None:
 
 
 def test_off_topic_questions_find_nothing_with_the_built_in_minilm_recipe(minilm: MiniLMEmbedder) -> None:
-    from agent_memory.records import MemoryRecord, Provenance
+    from agent_memory.records.record import MemoryRecord, Provenance
     from agent_memory.search.recipes import BUILTIN_RECIPES
     from agent_memory.search.vectors import VectorIndex, scoring_options
 

@@ -15,7 +15,7 @@ import pytest
 
 from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.recipes import SearchSettings, splice_search
 

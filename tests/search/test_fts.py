@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex, QueryMode
 from agent_memory.search.fts_query import (
     STOPWORDS,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.fts import MAX_CONTEXT, FtsIndex
 from agent_memory.search.recipes import BUILTIN_RECIPES, DEFAULT_CONTEXT
 from agent_memory.search.threads import place_of

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.fts_query import SMALL_INDEX, Term, or_expression

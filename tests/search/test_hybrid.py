@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex, Vectors
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import CANDIDATES, MINMAX_FLOOR, HybridIndex, fuse

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, IndexInputs, Recipe
 from agent_memory.search.hybrid import THREAD_WEIGHT, HybridIndex, ThreadLookup, boost_threads, fuse
 

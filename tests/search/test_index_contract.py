@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit, SearchIndex, inputs_digest, version_digest
 
 if TYPE_CHECKING:  # conftest modules are all named conftest at runtime; the type is for readers

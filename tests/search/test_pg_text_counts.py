@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit
 from agent_memory.search.postgres import PgTextIndex
 from pg import PgSchema, PostgresCluster, shared_cluster

@@ -19,7 +19,7 @@ from psycopg import sql
 from test_index_contract import NASTY
 
 from agent_memory.errors import StoreError
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import postgres
 from agent_memory.search.base import Hit, Vectors, document_text
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder, normalise_rows

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import document_text
 from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.threads import place_of

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import SearchIndex, Vectors, inputs_digest, version_digest
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.vectors import VectorIndex, text_hash

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore

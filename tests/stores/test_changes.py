@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.stores.base import ChangeFeed, Changes, RecordStore
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore

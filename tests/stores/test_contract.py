@@ -13,8 +13,8 @@ import pytest
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import LifecycleError, RecordError, RecordNotFound, StoreError
-from agent_memory.lifecycle import archive, begin_transition, resolve_transition, supersede
-from agent_memory.records import (
+from agent_memory.records.lifecycle import archive, begin_transition, resolve_transition, supersede
+from agent_memory.records.record import (
     EpistemicStatus,
     Kind,
     MemoryRecord,
@@ -24,7 +24,7 @@ from agent_memory.records import (
     State,
     Transition,
 )
-from agent_memory.signing import sign_record, verify_record
+from agent_memory.records.signing import sign_record, verify_record
 
 if TYPE_CHECKING:  # both conftest modules are named conftest at runtime; the type is for readers
     from conftest import ErasableStore

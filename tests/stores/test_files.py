@@ -18,10 +18,10 @@ from fg_agent_id import KeyPair
 from fg_agent_id import canonical_json as origin_canonical_json
 
 from agent_memory.errors import RecordNotFound, StoreError
-from agent_memory.lifecycle import archive
-from agent_memory.notes import dump_note
-from agent_memory.records import MemoryRecord, Provenance
-from agent_memory.signing import sign_record, verify_record
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.note import dump_note
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record, verify_record
 from agent_memory.stores.files import FileStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,11 +13,11 @@ import pytest
 from agent_memory.errors import StoreError
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.recall.version_lookup import asking, lookup_versions
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
-from agent_memory.version_lookup import asking, lookup_versions
 from pg import postgres_store
 
 T0 = datetime(2026, 7, 1, tzinfo=UTC)

@@ -18,7 +18,7 @@ from psycopg import sql
 
 import pg
 from agent_memory.errors import RecordError, StoreError
-from agent_memory.records import Kind, MemoryRecord, Provenance, RecordType
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType
 from agent_memory.stores.postgres import ERASURE_LIMITATIONS, PostgresStore, connect
 from pg import PgSchema, PostgresCluster
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.errors import StoreError
-from agent_memory.records import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.stores import files
 from agent_memory.stores.base import RecordCache
 from agent_memory.stores.files import FileStore

@@ -1,7 +1,7 @@
 """``restore_erased``: every adapter can take in an erased history under a new id, and only that.
 
 Runs once per adapter through the ``store`` fixture (tests/stores/conftest.py). Migration uses
-it to carry an erasure over to another store (agent_memory.migrate).
+it to carry an erasure over to another store (agent_memory.transfer.migrate).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_memory.errors import StoreError
-from agent_memory.lifecycle import archive
-from agent_memory.records import MemoryRecord, Provenance, State
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import MemoryRecord, Provenance, State
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.urls import AdapterStore

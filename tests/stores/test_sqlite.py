@@ -15,9 +15,9 @@ import pytest
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import LifecycleError, RecordNotFound, StoreError
-from agent_memory.lifecycle import archive
-from agent_memory.records import Kind, MemoryRecord, Provenance, RecordType, State
-from agent_memory.signing import sign_record, verify_record
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
+from agent_memory.records.signing import sign_record, verify_record
 from agent_memory.stores.base import filter_records
 from agent_memory.stores.sqlite import SQLiteStore
 

@@ -3,7 +3,7 @@
 ``edit`` opens one record's text in the user's editor and saves a changed text as a
 correction record that supersedes it; ``sync`` does the same for notes edited by hand in
 ``notes/``, resolves version-number clashes left by a git merge and remembers new Markdown
-files (:mod:`agent_memory.sync`). Neither rewrites a version file with new content.
+files (:mod:`agent_memory.sync.run`). Neither rewrites a version file with new content.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ def edit(
     of supersede, with "changed"). Exit status 3 when no editor is set or it fails.
     (DESIGN.md §3 and §9 "Corrections".)
     """
-    from agent_memory.corrections import correct, require_active
     from agent_memory.errors import AgentMemoryError, RecordError
     from agent_memory.memory import Memory
-    from agent_memory.writing import normalize_text
+    from agent_memory.sync.edit import correct, require_active
+    from agent_memory.write.plan import normalize_text
 
     opened = open_home(home)
     history = opened.store().history(record_id)
@@ -132,7 +132,7 @@ def sync(dry_run: bool, namespace: str, home: str | None, as_json: bool) -> None
     the Home's git repository like every write, except while a merge is unfinished
     (DESIGN.md §6 and §9 "Corrections").
     """
-    from agent_memory.sync import sync as run_sync
+    from agent_memory.sync.run import sync as run_sync
 
     report = run_sync(open_home(home), dry_run=dry_run, namespace=namespace)
     if as_json:

@@ -38,7 +38,7 @@ def doctor(home: str | None, as_json: bool, fix: bool) -> None:
     Exit status 0 when healthy (after any repairs; warnings allowed), 1 when a failure
     remains, 3 when the Home cannot be opened. (DESIGN.md §8.)
     """
-    from agent_memory.doctor import doctor as run_doctor
+    from agent_memory.doctor.diagnose import doctor as run_doctor
 
     report = run_doctor(open_home(home), fix=fix)
     if as_json:

@@ -3,7 +3,7 @@
 Subcommands log a retrieval, a task outcome or feedback on retrieved records, list a
 record's feedback, and write or list policy proposals. Every one writes only to the
 operation log (and a proposal file under ``proposals/``): no record, source or rule changes,
-and nothing a proposal says is applied (:mod:`agent_memory.metamemory`).
+and nothing a proposal says is applied (:mod:`agent_memory.metamemory.book`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _time(value: str | None, option: str) -> datetime | None:
     if value is None:
         return None
     from agent_memory.errors import RecordError
-    from agent_memory.wire import parse_timestamp
+    from agent_memory.records.wire import parse_timestamp
 
     try:
         return parse_timestamp(value, option.strip("-").replace("-", "_"))

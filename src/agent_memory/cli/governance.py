@@ -207,7 +207,7 @@ def approve(record_ids: tuple[str, ...], reason: str, home: str | None, as_json:
     ``{"record_id", "verdict", "actor", "reason"}`` for one id, a list of them for several.
     """
     from agent_memory.errors import LifecycleError, ProposalError
-    from agent_memory.review import ReviewBook
+    from agent_memory.governance.review_book import ReviewBook
 
     wanted = list(dict.fromkeys(record_ids))
     none = "; none of the records given was approved" if len(wanted) > 1 else ""

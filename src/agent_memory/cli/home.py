@@ -36,7 +36,7 @@ def init(
     """
     from agent_memory.errors import ConfigError
     from agent_memory.home import Home, resolve_home
-    from agent_memory.signing import address_of
+    from agent_memory.records.signing import address_of
 
     root = resolve_home(path or home).expanduser()
     if root.exists() and not root.is_dir():
@@ -77,7 +77,7 @@ def init_key(home: str | None) -> None:
     """
     from agent_memory.errors import ConfigError
     from agent_memory.home import Home, resolve_home
-    from agent_memory.signing import address_of
+    from agent_memory.records.signing import address_of
 
     opened = Home.open(resolve_home(home))
     if opened.settings.key_file.exists():

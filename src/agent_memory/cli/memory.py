@@ -24,7 +24,7 @@ def _open(home: str | None, taint: tuple[str, ...] = ()) -> Memory:
 
 def _plain(**texts: str | tuple[str, ...] | None) -> None:
     """Refuse a control character in any of ``texts`` (field name -> value), naming the field."""
-    from agent_memory.records import check_plain_text
+    from agent_memory.records.record import check_plain_text
 
     for field, value in texts.items():
         for text in (value,) if isinstance(value, str) else value or ():
@@ -35,7 +35,7 @@ def _time(value: str | None, option: str) -> datetime | None:
     if value is None:
         return None
     from agent_memory.errors import RecordError
-    from agent_memory.wire import parse_timestamp
+    from agent_memory.records.wire import parse_timestamp
 
     try:
         return parse_timestamp(value, option)
@@ -269,7 +269,7 @@ def status(home: str | None, as_json: bool) -> None:
     click.echo(f"search       {', '.join(search['recipes'])}: {search['why']}")
     for name, why in search["unavailable"].items():
         click.echo(f"unavailable  {name}: {why}")
-    from agent_memory.doctor import index_state  # worded as doctor's indexes check words it
+    from agent_memory.doctor.diagnose import index_state  # worded as doctor's indexes check words it
 
     for index in report["indexes"]:
         click.echo(f"index        {index['name']} ({index['kind']}): {index_state(index)}")

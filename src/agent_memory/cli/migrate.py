@@ -1,6 +1,6 @@
 """``agent-memory migrate``: copy every version of every record between two stores (issue 3 §6).
 
-The work is :func:`agent_memory.migrate.migrate_urls`; this module parses options and prints.
+The work is :func:`agent_memory.transfer.migrate.migrate_urls`; this module parses options and prints.
 Errors (a bad URL, a conflict, a failed verification) propagate as ``AgentMemoryError`` for
 :func:`agent_memory.cli.main` to print as one line with exit status 3.
 """
@@ -47,7 +47,7 @@ def migrate(to_url: str, from_url: str | None, home: str | None, as_json: bool) 
     Keep passwords out of the URL: libpq reads ~/.pgpass and PGPASSWORD.
     """  # noqa: D301 - click's \b keeps the URL table's line breaks
     from agent_memory.home import resolve_home
-    from agent_memory.migrate import migrate_urls
+    from agent_memory.transfer.migrate import migrate_urls
 
     source = from_url or f"home:{resolve_home(home)}"
     report, logged = migrate_urls(source, to_url)

@@ -167,7 +167,7 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
     from agent_memory.jobs.branches import commit_maintenance_branch
     from agent_memory.jobs.pending import revalidate
     from agent_memory.jobs.review_flow import diff_versions, pending_proposals, review_stats
-    from agent_memory.wire import format_timestamp
+    from agent_memory.records.wire import format_timestamp
 
     rows = []
     with _open(home) as memory:

@@ -9,7 +9,7 @@ import click
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
 
 if TYPE_CHECKING:
-    from agent_memory.records import MemoryRecord
+    from agent_memory.records.record import MemoryRecord
     from agent_memory.stores.files import FileStore
 
 
@@ -29,8 +29,8 @@ def show(record_id: str, home: str | None, as_json: bool) -> None:
         RecordNotFound: Neither a stored nor a pending record has that id (exit status 3).
     """
     from agent_memory.errors import RecordNotFound
-    from agent_memory.notes import dump_note
-    from agent_memory.pending_records import PendingRecords
+    from agent_memory.records.note import dump_note
+    from agent_memory.write.held import PendingRecords
 
     opened = open_home(home)
     pending = False
@@ -98,7 +98,7 @@ def list_(
     it), kind[:subject], the local date of its valid time and the first 80 characters of its
     body. Unreadable notes are skipped and named on stderr.
     """
-    from agent_memory.records import Kind, RecordType, State
+    from agent_memory.records.record import Kind, RecordType, State
     from agent_memory.stores.base import filter_records
 
     opened = open_home(home)

@@ -18,7 +18,7 @@ import click
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
 
 if TYPE_CHECKING:
-    from agent_memory.golden import GoldenReport
+    from agent_memory.doctor.golden import GoldenReport
     from agent_memory.home import Home
     from agent_memory.memory import Memory
     from agent_memory.search.recipes import RecipeSpec
@@ -98,8 +98,8 @@ def _rebuild(memory: Memory, quiet: bool) -> dict[str, Any]:
 
 
 def _try_recipe(home: Home, memory: Memory, path: Path, quiet: bool) -> dict[str, Any]:
+    from agent_memory.doctor.golden import load_golden, run_golden
     from agent_memory.errors import ConfigError
-    from agent_memory.golden import load_golden, run_golden
     from agent_memory.search.holdings import unavailable
     from agent_memory.search.recipes import load_recipe_file
 
@@ -152,7 +152,7 @@ def _switch(home: Home, spec: RecipeSpec) -> None:
     """Make ``spec`` the only recipe memory.toml names, keeping the rest of the file as it is."""
     from agent_memory.search.recipes import splice_search
     from agent_memory.settings import Settings
-    from agent_memory.transfer import write_bytes_atomic
+    from agent_memory.transfer.exchange import write_bytes_atomic
 
     path = home.root / "memory.toml"
     with home.writer_lock():
@@ -189,8 +189,8 @@ def golden(recipes: tuple[str, ...], home: str | None, as_json: bool) -> None:
     withdrawn records are skipped with a note. Exit status 1 when any question is missed.
     (DESIGN.md §9 "Golden recall".)
     """
+    from agent_memory.doctor.golden import load_golden, run_golden
     from agent_memory.errors import ConfigError
-    from agent_memory.golden import load_golden, run_golden
     from agent_memory.memory import Memory
     from agent_memory.search.holdings import unavailable
 

@@ -25,7 +25,7 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     every withdrawal control, so that an agent-memory import keeps them withdrawn.
     """
     from agent_memory.errors import StoreError
-    from agent_memory.transfer import export_memory_file, write_bytes_atomic
+    from agent_memory.transfer.exchange import export_memory_file, write_bytes_atomic
 
     opened = open_home(home)
     store, log = opened.store(), opened.log()
@@ -122,9 +122,9 @@ def import_(
     Exit status 1 when any file failed.
     """
     from agent_memory.errors import AgentMemoryError
-    from agent_memory.memory_file import MemoryFile
-    from agent_memory.signing import address_of
-    from agent_memory.transfer import import_memory_file
+    from agent_memory.records.memory_file import MemoryFile
+    from agent_memory.records.signing import address_of
+    from agent_memory.transfer.exchange import import_memory_file
 
     if fmt != "memory-file":
         _import_items(paths, fmt, limit, home, as_json, trust=trust)

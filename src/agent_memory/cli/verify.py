@@ -22,7 +22,7 @@ def verify(paths: tuple[str, ...], as_json: bool) -> None:
     ``FAIL <message>``. Exit status 0 when everything passed, 1 when anything failed.
     (Seed 001 verify; DESIGN.md §8.)
     """
-    from agent_memory.verification import verify_paths
+    from agent_memory.records.verify import verify_paths
 
     findings = list(verify_paths(paths))
     if as_json:

@@ -39,8 +39,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from agent_memory.errors import LifecycleError, RecordError
-from agent_memory.records import RECORD_ID_PATTERN
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.records.record import RECORD_ID_PATTERN
+from agent_memory.records.wire import format_timestamp, parse_timestamp
 
 __all__ = [
     "ACTIONS",

@@ -16,7 +16,7 @@ in force
 
 Withdrawn content is not false: the gate changes no state, confidence or review mark; it
 only hides. Callers: :meth:`agent_memory.memory.Memory.recall` (through :meth:`Gate.guard`),
-:func:`agent_memory.transfer.export_memory_file` and ``import_memory_file``, the review queue
+:func:`agent_memory.transfer.exchange.export_memory_file` and ``import_memory_file``, the review queue
 (:mod:`.queue`). Generated views, distillation and consolidation do not exist yet; they must
 call :meth:`Gate.view` (or :meth:`Gate.is_exposed`) before reading a record.
 
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreError
 from agent_memory.governance.controls import ControlState, WithdrawalControl, resolve
+from agent_memory.governance.review_book import log_head
 from agent_memory.log.base import LogEntry, OperationLog
-from agent_memory.records import RECORD_ID_PATTERN, MemoryRecord
-from agent_memory.review import log_head
+from agent_memory.records.record import RECORD_ID_PATTERN, MemoryRecord
 from agent_memory.stores.base import RecordStore
 
 __all__ = ["CONTROL_ACTIONS", "Exposure", "Gate", "GateView", "log_controls", "parents_of"]

@@ -36,7 +36,7 @@ from typing import Any
 from agent_memory.errors import RecordError, StoreError
 from agent_memory.governance.controls import WithdrawalControl, next_withdrawal_id, resolve
 from agent_memory.log.base import LogEntry, OperationLog
-from agent_memory.memory_file import MemoryFile
+from agent_memory.records.memory_file import MemoryFile
 
 __all__ = [
     "EXTRA_KEY",

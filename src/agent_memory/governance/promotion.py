@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import ProposalError, RecordError
 from agent_memory.governance.secrets import screen_text
-from agent_memory.records import MemoryRecord, State
-from agent_memory.transfer import write_bytes_atomic
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.records.record import MemoryRecord, State
+from agent_memory.records.wire import format_timestamp, parse_timestamp
+from agent_memory.transfer.exchange import write_bytes_atomic
 
 if TYPE_CHECKING:
     from agent_memory.home import Home

@@ -2,8 +2,9 @@
 
 Seed 003 (trust): a tainted record is quarantined until an attributable approval; issue 6
 item 5: ``review`` lists quarantined records and pending proposals. DESIGN.md §9: review
-state is computed from ``review`` events in the log (:class:`~agent_memory.review.ReviewBook`),
-never read from a record field, so a ``reviewed: true`` arriving in an imported record's
+state is computed from ``review`` events in the log
+(:class:`~agent_memory.governance.review_book.ReviewBook`), never read from a record field, so a
+``reviewed: true`` arriving in an imported record's
 ``extra`` changes nothing.
 
 Invariants:
@@ -24,10 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.records import MemoryRecord, State
-from agent_memory.review import ReviewBook
-from agent_memory.wire import format_timestamp
-from agent_memory.writing import PlanKind
+from agent_memory.governance.review_book import ReviewBook
+from agent_memory.records.record import MemoryRecord, State
+from agent_memory.records.wire import format_timestamp
+from agent_memory.write.plan import PlanKind
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory

@@ -1,13 +1,13 @@
 """The review verbs of :class:`~agent_memory.memory.Memory`: marks on records, verdicts on pending ones.
 
 Review marks (``approve``, ``reject``, ``stale``, ``clear``) are attributable ``review``
-events in the log, never record fields: :mod:`agent_memory.review` reads them back to decide
+events in the log, never record fields: :mod:`agent_memory.governance.review_book` reads them back to decide
 quarantine and down-weighting. Invariants: a mark the actor may not make writes nothing, and
 neither does an ``approve`` that would lift nothing (the record is not quarantined or rejected).
 
 Pending records (DESIGN.md §9 "Write-time supersede": a state value kept for review because
 its subject was already disputed) get a proposal verdict instead: ``accept_pending`` writes
-one now through the normal write path (:func:`~agent_memory.writing.plan_write`, then
+one now through the normal write path (:func:`~agent_memory.write.plan.plan_write`, then
 supersede or dispute by the usual rules; refused while the subject is still disputed), and
 ``decline_pending`` drops it. Each logs a ``review`` event (verdict ``pending-accepted`` or
 ``pending-declined``, which no review state reads) and then removes the pending file; an
@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING
 
 from agent_memory.errors import LifecycleError
 from agent_memory.governance.actors import Actors, require_review
-from agent_memory.writing import Plan, PlanKind, RememberResult, plan_write
+from agent_memory.write.plan import Plan, PlanKind, RememberResult, plan_write
 
 if TYPE_CHECKING:
+    from agent_memory.governance.review_book import ReviewBook
     from agent_memory.log.base import OperationLog
-    from agent_memory.pending_records import PendingRecords
-    from agent_memory.records import MemoryRecord
-    from agent_memory.review import ReviewBook
+    from agent_memory.records.record import MemoryRecord
     from agent_memory.stores.base import RecordStore
-    from agent_memory.write_keys import WriteKeys
+    from agent_memory.write.dedup import WriteKeys
+    from agent_memory.write.held import PendingRecords
 
 __all__ = ["PENDING_ACCEPTED", "PENDING_DECLINED", "ReviewMethods"]
 
@@ -115,7 +115,7 @@ class ReviewMethods:
     def pending_plan(self, record_id: str) -> Plan:
         """Return what accepting the pending record ``record_id`` would do now (writes nothing).
 
-        The plan is :func:`~agent_memory.writing.plan_write`'s for the record against the live
+        The plan is :func:`~agent_memory.write.plan.plan_write`'s for the record against the live
         records of this moment: ``supersede``, ``dispute``, ``create``, ``dedup``, or
         ``pending`` while its subject is still disputed.
 

@@ -194,7 +194,7 @@ FORMATS: tuple[str, ...] = (
     "basic-memory",
     "markdown",
 )
-"""Formats :func:`import_path` reads (``memory-file`` is handled by :mod:`agent_memory.transfer`)."""
+"""Formats :func:`import_path` reads (``memory-file`` is handled by :mod:`agent_memory.transfer.exchange`)."""
 
 IMPORT_TAINT: tuple[str, ...] = ("external",)
 """The taint of every record an untrusted import writes, whatever its format (DESIGN.md §9,
@@ -345,7 +345,7 @@ def _remember_all(
 
 def _count_quarantined(memory: Memory, report: ImportReport) -> None:
     """Set the report's quarantine counts from the review events in the log (DESIGN.md §9)."""
-    from agent_memory.review import ReviewBook
+    from agent_memory.governance.review_book import ReviewBook
 
     added = set(report.added)
     book = ReviewBook(memory.log)

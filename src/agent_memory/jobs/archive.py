@@ -39,7 +39,7 @@ from agent_memory.jobs.files import append_bytes, read_text, replace_bytes, tail
 from agent_memory.jobs.inbox import INBOX, InboxItem, inbox_header, local_day, parse_inbox, to_zone
 from agent_memory.jobs.ledger import ArchiveProblem, Run, Segment, archived_prefix, check_files, read_runs
 from agent_memory.log.base import Action
-from agent_memory.wire import format_timestamp, utc_now
+from agent_memory.records.wire import format_timestamp, utc_now
 
 __all__ = [
     "ArchiveProblem",

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from agent_memory.errors import ProposalError
 from agent_memory.jobs.pending import PendingProposal
-from agent_memory.lifecycle import resolve_transition
-from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import MemoryRecord, State
+from agent_memory.records.lifecycle import resolve_transition
+from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -103,8 +103,8 @@ def disputes_of_restored(
     dispute for a person to resolve, never left as two active values of one subject
     (DESIGN.md §7).
     """
-    from agent_memory.lifecycle import begin_transition
-    from agent_memory.writing import subject_key
+    from agent_memory.records.lifecycle import begin_transition
+    from agent_memory.write.plan import subject_key
 
     versions: list[MemoryRecord] = []
     for copy_id in restored:

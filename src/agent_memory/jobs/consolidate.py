@@ -28,7 +28,7 @@ content term from each one's *prefix* (its rarest terms: enough that any pair wi
 Jaccard ≥ 0.5 meets), ignoring terms held by more than half the Home and blocks larger than
 ``max_block`` (counted in ``stats``); so cost grows near-linearly with the Home.
 
-Invariant: every change goes through :func:`agent_memory.proposals.validate_proposals`
+Invariant: every change goes through :func:`agent_memory.write.proposals.validate_proposals`
 before it is written or kept; one that fails is a :class:`Rejection` with the gate's reason
 and writes nothing. Withdrawn records are skipped before any pass reads them. Pending
 proposals are returned (and written by the caller), never applied here; one a person declined
@@ -47,11 +47,11 @@ from typing import Any
 from agent_memory.errors import AgentMemoryError, RecordNotFound
 from agent_memory.jobs import operators as ops
 from agent_memory.jobs.pending import Action, ConsolidationReport, PendingProposal, Rejection, basis_of
-from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.salience import Salience
+from agent_memory.recall.salience import Salience
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 from agent_memory.stores.base import RecordStore
-from agent_memory.writing import live_key, subject_key
+from agent_memory.write.plan import live_key, subject_key
+from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
 __all__ = [
     "COMMON_SIGNATURE_MIN_EPISODES",

@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 from agent_memory.jobs.consolidate import ConsolidationConfig, ConsolidationReport, Writer, consolidate
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal
 from agent_memory.log.base import LogEntry, OperationLog, entries_from_time
-from agent_memory.proposals import Proposal, validate_proposals
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.write.proposals import Proposal, validate_proposals
 
 if TYPE_CHECKING:
     import threading
 
     from agent_memory.governance.gate import Gate
     from agent_memory.home import Home
-    from agent_memory.salience import Salience
+    from agent_memory.recall.salience import Salience
     from agent_memory.stores.base import RecordStore
 
 __all__ = ["ConsolidationMethods", "Refusals"]

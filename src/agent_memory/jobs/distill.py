@@ -17,12 +17,12 @@ A run, in order (issue 7 item 3; DESIGN.md §5 "Maintenance"):
    line's ``kind``, ``subject``, ``taint`` and day (``occurred_at`` = the start of that local
    day, the only time a line records; ``valid_from`` follows it), with the line's own
    ``Source`` in ``sources``. Exactly what ``remember`` would decide
-   (:func:`~agent_memory.writing.plan_write`) becomes the proposal: a new record (``create``);
+   (:func:`~agent_memory.write.plan.plan_write`) becomes the proposal: a new record (``create``);
    for a ``state`` line, superseding the live value of its exact subject or opening a dispute
    with it; successive values of one subject in one run form one chain proposal. A record
    already held with the same text is ``held`` (nothing proposed); a subject already
    disputed is a rejection.
-4. **Gate.** Every proposal is validated by :func:`~agent_memory.proposals.validate_proposals`
+4. **Gate.** Every proposal is validated by :func:`~agent_memory.write.proposals.validate_proposals`
    now (a refusal is a :class:`~.pending.Rejection` with the gate's reason) and again by
    ``accept`` against the records of that day (:func:`~.pending.revalidate`).
 
@@ -47,8 +47,8 @@ from datetime import date, datetime, time, tzinfo
 from typing import Any
 
 from agent_memory.errors import AgentMemoryError, LogError
+from agent_memory.governance.erasure.sanitize import is_redacted
 from agent_memory.governance.gate import Exposure
-from agent_memory.governance.sanitizing import is_redacted
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archived_items
 from agent_memory.jobs.distill_rules import Candidate, DistillOperator, Extraction
@@ -56,10 +56,10 @@ from agent_memory.jobs.inbox import InboxItem
 from agent_memory.jobs.ledger import check_files, read_runs
 from agent_memory.jobs.pending import PendingProposal, Rejection, basis_of
 from agent_memory.log.base import Action, OperationLog
-from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import Kind, MemoryRecord, Provenance
+from agent_memory.records.record import Kind, MemoryRecord, Provenance
 from agent_memory.stores.base import RecordStore
-from agent_memory.writing import LIVE_STATES, PlanKind, live_key, normalize_text, plan_write, subject_key
+from agent_memory.write.plan import LIVE_STATES, PlanKind, live_key, normalize_text, plan_write, subject_key
+from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
 __all__ = [
     "PASS_NAME",

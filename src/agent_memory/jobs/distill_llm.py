@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError
 from agent_memory.jobs.distill_rules import Candidate, Extraction, grounded
-from agent_memory.records import EpistemicStatus, Kind, Scope
-from agent_memory.wire import toml_string
+from agent_memory.records.record import EpistemicStatus, Kind, Scope
+from agent_memory.records.wire import toml_string
 
 if TYPE_CHECKING:
     from agent_memory.jobs.inbox import InboxItem

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from agent_memory.jobs.text import content_terms, stem
-from agent_memory.records import EpistemicStatus, Kind, Scope
+from agent_memory.records.record import EpistemicStatus, Kind, Scope
 
 if TYPE_CHECKING:
     from agent_memory.jobs.inbox import InboxItem

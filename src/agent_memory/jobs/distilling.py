@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from agent_memory.home import Home
     from agent_memory.jobs.inbox import InboxItem
     from agent_memory.log.base import OperationLog
-    from agent_memory.records import MemoryRecord
+    from agent_memory.records.record import MemoryRecord
     from agent_memory.stores.base import RecordStore
 
 __all__ = ["DistillMethods", "operator_named"]

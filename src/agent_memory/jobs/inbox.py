@@ -42,8 +42,8 @@ from agent_memory.errors import RecordError
 from agent_memory.governance.secrets import screen_text
 from agent_memory.home import Home
 from agent_memory.jobs.files import append_bytes, read_text
-from agent_memory.records import Kind
-from agent_memory.wire import utc_now
+from agent_memory.records.record import Kind
+from agent_memory.records.wire import utc_now
 
 __all__ = [
     "INBOX",

@@ -31,7 +31,7 @@ from typing import Any
 from agent_memory.errors import LogError, RecordError
 from agent_memory.jobs.files import tail
 from agent_memory.log.base import Action, LogEntry, OperationLog
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.records.wire import format_timestamp, parse_timestamp
 
 __all__ = ["ArchiveProblem", "Run", "Segment", "archived_prefix", "check_files", "read_runs"]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from agent_memory.errors import ProposalError
 from agent_memory.jobs.text import content_terms, infer_slots, jaccard, trigrams
-from agent_memory.lifecycle import RULE_FLAG_REASON
-from agent_memory.proposals import Proposal, ProposalKind
-from agent_memory.records import Kind, MemoryRecord, Provenance, RecordType, State
-from agent_memory.salience import Touch
+from agent_memory.recall.salience import Touch
+from agent_memory.records.lifecycle import RULE_FLAG_REASON
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
+from agent_memory.write.proposals import Proposal, ProposalKind
 
 __all__ = [
     "ARCHIVE_THRESHOLD",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
 if TYPE_CHECKING:
     from agent_memory.jobs.topics import TopicSummary

@@ -1,7 +1,8 @@
 """Pending consolidation proposals: what a maintenance run asks a reviewer to accept, as JSON files.
 
-A :class:`PendingProposal` is one reviewable change: a batch of :class:`~agent_memory.proposals.Proposal`
-objects (a near-duplicate merge is two supersedes), or the next version of a rule whose flag
+A :class:`PendingProposal` is one reviewable change: a batch of
+:class:`~agent_memory.write.proposals.Proposal` objects (a near-duplicate merge is two supersedes),
+or the next version of a rule whose flag
 is wrong (the proposal gate has no flag kind; a flag changes no state). It carries the
 ``basis``: the sha256 of the canonical bytes of every record version it was made from. The
 review flow (issue 7 item 5) accepts one by calling :func:`revalidate` then writing the
@@ -31,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import LifecycleError, ProposalError, RecordError, RecordNotFound, StoreError
-from agent_memory.proposals import Proposal, ProposalKind, validate_proposals
-from agent_memory.records import Kind, MemoryRecord, State
+from agent_memory.records.record import Kind, MemoryRecord, State
+from agent_memory.records.wire import format_timestamp, parse_timestamp
 from agent_memory.stores.base import RecordStore, check_next_version
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
 __all__ = [
     "FORMAT",

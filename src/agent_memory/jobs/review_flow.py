@@ -26,7 +26,7 @@ Verdicts are ``review`` log events (DESIGN.md §9 "review marks are events") wit
 and digests, never record content. The log is the truth of what was decided: proposal files
 are never moved or deleted (kept for audit), and a proposal is pending while no verdict
 names it. The words ``accepted``/``declined`` are not quarantine verdicts, so
-:class:`~agent_memory.review.ReviewBook` ignores them.
+:class:`~agent_memory.governance.review_book.ReviewBook` ignores them.
 
 Where proposals are read: the live files under ``proposals/pending-consolidation/`` (written
 by every run, git or not, and what a person edits or reviews in place); in a git Home a
@@ -55,7 +55,7 @@ from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError, Re
 from agent_memory.jobs.branches import branch_proposals
 from agent_memory.jobs.compensation import compensation, disputes_of_restored
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
-from agent_memory.records import MemoryRecord, State
+from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.base import RecordStore
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from xml.sax.saxutils import escape
 from agent_memory.home import Home
 from agent_memory.jobs.inbox import local_day, read_inbox
 from agent_memory.log.base import Action
-from agent_memory.wire import utc_now
+from agent_memory.records.wire import utc_now
 
 __all__ = ["DEFAULT_TIME", "SCHEDULERS", "archive_due", "schedule_text", "unit_name"]
 

@@ -25,7 +25,7 @@ from datetime import date, tzinfo
 from typing import TYPE_CHECKING
 
 from agent_memory.jobs.pages import CATEGORIES, GENERATED, category, day_of, newest_first, row
-from agent_memory.records import Kind, MemoryRecord, RecordType
+from agent_memory.records.record import Kind, MemoryRecord, RecordType
 
 if TYPE_CHECKING:
     from agent_memory.jobs.views import Entry

@@ -7,13 +7,13 @@ for recall, export and views), and an erasure must leave no erased text in a vie
 1. every view not edited by hand is rendered again (:func:`~agent_memory.jobs.views.render_held`),
    so withdrawn and erased records simply leave it;
 2. in every view edited by hand (render leaves those alone), the erased text (``needles``) is
-   replaced by the erasure marker (:func:`~agent_memory.governance.sanitizing.replace_text`),
+   replaced by the erasure marker (:func:`~agent_memory.governance.erasure.sanitize.replace_text`),
    and every line that carries a withdrawn record's id or text is removed
    (:func:`withdrawn_marks`, :func:`drop_lines`); the person's other lines stay byte for byte.
 
 Invariant: when :func:`refresh_views` returns, no line of any view (``MEMORY.md``,
 ``index.md``, ``topics/*.md``) contains the id of a record the gate withdraws, nor one of its
-body lines of :data:`~agent_memory.governance.sanitizing.MIN_TEXT_BYTES` bytes or more, nor is
+body lines of :data:`~agent_memory.governance.erasure.sanitize.MIN_TEXT_BYTES` bytes or more, nor is
 any line (list marker aside) equal to a shorter body line of it.
 """
 
@@ -23,12 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, replace_text
 from agent_memory.governance.gate import Gate
-from agent_memory.governance.sanitizing import MIN_TEXT_BYTES, replace_text
 from agent_memory.home import Home
 from agent_memory.jobs.files import read_bytes, replace_bytes
 from agent_memory.jobs.views import RenderResult, check_views, render_held, view_files
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 
 __all__ = ["ViewRefresh", "WithdrawnMarks", "drop_lines", "refresh_views", "withdrawn_marks"]
 

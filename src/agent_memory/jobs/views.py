@@ -5,7 +5,7 @@ What each view may show (DESIGN.md §3, §7, §9):
 - every view: records the withdrawal gate exposes (:class:`agent_memory.governance.gate.Gate`)
   that are not erasure tombstones, through the one function :func:`exposed`;
 - ``MEMORY.md`` (HOT): only :func:`autoloaded` records: active, untainted or approved by a
-  review event (:class:`~agent_memory.review.ReviewBook`), not rejected, not marked stale, not
+  review event (:class:`~agent_memory.governance.review_book.ReviewBook`), not rejected, not marked stale, not
   a flagged rule; filled in :func:`~agent_memory.jobs.pages.hot_order` (rules, procedures and
   preferences first, then state, then other knowledge; newest valid time first; id) with whole
   records while the bodies fit the token budget (4 characters per token, seed 001). A tainted,
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.governance.gate import Gate, GateView
+from agent_memory.governance.review_book import ReviewBook, ReviewState
 from agent_memory.home import Home
 from agent_memory.jobs.files import read_bytes, replace_bytes
 from agent_memory.jobs.pages import (
@@ -46,9 +47,8 @@ from agent_memory.jobs.pages import (
     memory_page,
 )
 from agent_memory.jobs.topics import summarize, topic_of, topic_page
-from agent_memory.recall import approx_tokens
-from agent_memory.records import MemoryRecord, State
-from agent_memory.review import ReviewBook, ReviewState
+from agent_memory.recall.select import approx_tokens
+from agent_memory.records.record import MemoryRecord, State
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",

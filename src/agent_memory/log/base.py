@@ -6,7 +6,7 @@ not knowledge content". DESIGN.md §3 puts it in ``log/YYYY-MM.jsonl`` and §9 d
 **the log never holds record content**: events name ids, versions, digests, actors and
 reasons, so erasure (which must leave no erased byte anywhere) never has to rewrite the log.
 
-An entry is one line, the canonical JSON (:func:`agent_memory.wire.canonical_json`) of::
+An entry is one line, the canonical JSON (:func:`agent_memory.records.wire.canonical_json`) of::
 
     {"action": "put", "actor": "owner", "details": {"version": 1}, "prev": "<64 hex>",
      "record_ids": ["mem:…"], "seq": 7, "time": "2026-01-01T00:00:00.000Z"}
@@ -40,7 +40,13 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from agent_memory.errors import LogError, RecordError
-from agent_memory.wire import canonical_json, check_json_value, format_timestamp, loads_json, parse_timestamp
+from agent_memory.records.wire import (
+    canonical_json,
+    check_json_value,
+    format_timestamp,
+    loads_json,
+    parse_timestamp,
+)
 
 __all__ = ["ACTIONS", "GENESIS", "Action", "LogEntry", "OperationLog", "check_details", "entries_from_time"]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from agent_memory.errors import LogError, RecordError
 from agent_memory.log.base import ACTIONS, GENESIS, Action, LogEntry
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.records.wire import format_timestamp, parse_timestamp
 
 __all__ = ["ChainCheck", "next_entry", "read_entry"]
 

@@ -20,7 +20,7 @@ from typing import Any
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import ChainCheck, next_entry, read_entry
-from agent_memory.wire import utc_now
+from agent_memory.records.wire import utc_now
 
 __all__ = ["MemoryLog"]
 

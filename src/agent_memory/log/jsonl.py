@@ -41,7 +41,7 @@ from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import ChainCheck, next_entry, read_entry
 from agent_memory.log.month_file import first_seq, last_line, line_number, read_lines, tail_start
-from agent_memory.wire import utc_now
+from agent_memory.records.wire import utc_now
 
 __all__ = ["LOCK_NAME", "JsonlLog"]
 

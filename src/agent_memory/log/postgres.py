@@ -45,8 +45,8 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 from agent_memory.errors import LogError, StoreError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
+from agent_memory.records.wire import utc_now
 from agent_memory.stores.postgres import connect
-from agent_memory.wire import utc_now
 
 __all__ = ["PostgresLog"]
 

@@ -33,8 +33,8 @@ from typing import Any
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
-from agent_memory.sqlite_file import SharedConnection, connect
-from agent_memory.wire import utc_now
+from agent_memory.records.wire import utc_now
+from agent_memory.stores.sqlite_file import SharedConnection, connect
 
 __all__ = ["SCHEMA", "SQLiteLog"]
 

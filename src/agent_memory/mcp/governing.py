@@ -54,7 +54,7 @@ from agent_memory.mcp.arguments import (
 from agent_memory.mcp.calls import as_tool_error, refuse_when_tainted
 from agent_memory.mcp.receipts import ConsolidateOut, ControlOut, ForgetOut, RedactOut, ReinstateOut
 from agent_memory.mcp.results import PendingOut, RecordId, ReviewOut
-from agent_memory.wire import format_timestamp, utc_now
+from agent_memory.records.wire import format_timestamp, utc_now
 
 if TYPE_CHECKING:
     from agent_memory.mcp.calls import ConnectionTaint

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field
 
 from agent_memory.governance.controls import SELECTORS, WithdrawalControl
-from agent_memory.governance.erasure import ErasureReceipt
+from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.forget import SURFACES, ForgetReceipt
 from agent_memory.jobs.consolidate import ConsolidationReport
 from agent_memory.mcp.results import Out, RecordId, StateName, Timestamp

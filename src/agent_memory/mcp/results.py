@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.memory import RememberResult
-from agent_memory.recall import RecallResult
+from agent_memory.recall.select import RecallResult
 
 __all__ = [
     "FeedbackOut",

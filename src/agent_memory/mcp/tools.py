@@ -56,8 +56,8 @@ from agent_memory.mcp.results import (
     StatusOut,
 )
 from agent_memory.memory import Memory
-from agent_memory.records import check_plain_text
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.records.record import check_plain_text
+from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from agent_memory.mcp.server import Session

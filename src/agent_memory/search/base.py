@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 
 __all__ = [
     "Embedder",

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError, SignatureError, StoreError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import format_timestamp
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progress, home_signal
 from agent_memory.search.holdings import Holding, Ledger, close_index, fuse, unavailable, write_json
@@ -46,7 +47,6 @@ from agent_memory.search.recipes import (
     SearchSettings,
 )
 from agent_memory.stores.base import RecordStore
-from agent_memory.wire import format_timestamp
 
 __all__ = ["FULL_CHECK_SECONDS", "IndexCatalog", "Progress"]
 

@@ -38,10 +38,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agent_memory.errors import RecordNotFound, SignatureError, StoreError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.signing import verify_record
 from agent_memory.search.base import version_digest
 from agent_memory.search.holdings import Holding, Ledger
-from agent_memory.signing import verify_record
 from agent_memory.stores.base import ChangeFeed, RecordStore
 
 __all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress", "home_signal"]

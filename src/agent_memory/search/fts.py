@@ -48,7 +48,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Literal
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search.base import Hit, IndexInputs, Recipe, document_text, inputs_digest, version_digest
 from agent_memory.search.fts_prune import PRUNE_SHARE, bounds, leave_out
 from agent_memory.search.fts_query import (
@@ -63,8 +64,7 @@ from agent_memory.search.fts_query import (
     prepare_query,
 )
 from agent_memory.search.threads import place_of
-from agent_memory.sqlite_file import SharedConnection, connect
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.stores.sqlite_file import SharedConnection, connect
 
 __all__ = ["QUERY_MODES", "TOKENIZER", "FtsIndex", "QueryMode"]
 

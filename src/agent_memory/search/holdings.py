@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Embedder, SearchIndex, inputs_digest, version_digest
 from agent_memory.search.recipes import RecipeSpec
 

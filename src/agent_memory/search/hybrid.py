@@ -44,11 +44,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import utc_now
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex
 from agent_memory.search.dates import DATE_WEIGHT, boost_dates, date_window
 from agent_memory.search.threads import thread_time
-from agent_memory.wire import utc_now
 
 __all__ = [
     "FUSION_METHODS",

@@ -20,9 +20,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from agent_memory.errors import StoreError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search.base import IndexInputs, inputs_digest
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     import psycopg

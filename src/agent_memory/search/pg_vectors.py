@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from agent_memory.errors import StoreError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Embedder, Hit, Recipe, Vectors, document_text, version_digest
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.pg_base import PgIndexBase

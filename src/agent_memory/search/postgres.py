@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, Recipe, document_text, version_digest
 from agent_memory.search.fts_query import STOPWORDS_NAME, Term, content_terms, or_terms
 from agent_memory.search.pg_base import PgIndexBase

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import ConfigError
-from agent_memory.wire import toml_string
+from agent_memory.records.wire import toml_string
 
 __all__ = [
     "BUILTIN_RECIPES",

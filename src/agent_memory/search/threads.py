@@ -31,8 +31,8 @@ import re
 from datetime import datetime
 
 from agent_memory.errors import RecordError
-from agent_memory.records import MemoryRecord, RecordType
-from agent_memory.wire import format_timestamp, parse_timestamp
+from agent_memory.records.record import MemoryRecord, RecordType
+from agent_memory.records.wire import format_timestamp, parse_timestamp
 
 __all__ = ["Place", "place_of", "thread_time"]
 

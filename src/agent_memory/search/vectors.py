@@ -44,7 +44,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search.base import (
     Embedder,
     Hit,
@@ -58,8 +59,7 @@ from agent_memory.search.base import (
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.thread_means import ThreadMeans
 from agent_memory.search.threads import place_of
-from agent_memory.sqlite_file import SharedConnection, connect
-from agent_memory.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.stores.sqlite_file import SharedConnection, connect
 
 __all__ = ["FLOORS", "Floor", "VectorIndex", "scoring_options", "text_hash"]
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
-from agent_memory.records import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
 
 __all__ = [
     "IMMUTABLE_FIELDS",
@@ -239,7 +239,7 @@ def check_next_version(previous: MemoryRecord | None, record: MemoryRecord) -> N
     if previous.valid_to is not None and record.valid_to != previous.valid_to:
         raise RecordError("is set once and may not change", record_id=record.id, field="valid_to")
     if previous.state is not record.state:
-        from agent_memory.lifecycle import is_legal
+        from agent_memory.records.lifecycle import is_legal
 
         if not is_legal(previous.state, record.state):
             raise LifecycleError(

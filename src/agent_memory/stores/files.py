@@ -48,8 +48,9 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
-from agent_memory.notes import dump_note, load_note
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
     RecordCache,
     check_erased_history,
@@ -62,7 +63,6 @@ from agent_memory.stores.file_io import fsync_dir as _fsync_dir
 from agent_memory.stores.file_io import write_temp as _write_temp
 from agent_memory.stores.file_tokens import RECORD_DIR as _RECORD_DIR
 from agent_memory.stores.file_tokens import Listings, all_tokens
-from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["CODECS", "FileStore"]
 

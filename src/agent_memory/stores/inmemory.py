@@ -27,7 +27,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from agent_memory.errors import RecordNotFound, StoreError
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.wire import utc_now
 from agent_memory.stores.base import (
     Changes,
     check_erased_history,
@@ -35,7 +36,6 @@ from agent_memory.stores.base import (
     check_record_id,
     filter_records,
 )
-from agent_memory.wire import utc_now
 
 __all__ = ["InMemoryStore"]
 

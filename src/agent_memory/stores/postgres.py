@@ -43,7 +43,8 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("PostgresStore needs psycopg 3: pip install 'agent-memory[postgres]'") from exc
 
 from agent_memory.errors import RecordError, RecordNotFound, StoreError
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
     Changes,
     RecordCache,
@@ -52,7 +53,6 @@ from agent_memory.stores.base import (
     check_record_id,
 )
 from agent_memory.stores.postgres_sql import CHANGES_DDL, DDL, STATEMENTS
-from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["ERASURE_LIMITATIONS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
 

@@ -47,8 +47,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.sqlite_file import SharedConnection, connect
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
     Changes,
     RecordCache,
@@ -56,8 +56,8 @@ from agent_memory.stores.base import (
     check_next_version,
     check_record_id,
 )
+from agent_memory.stores.sqlite_file import SharedConnection, connect
 from agent_memory.stores.sqlite_sql import LATEST_OF_MANY, LIST_SELECT, SCHEMA, SCHEMA_VERSION, TRIGGERS
-from agent_memory.wire import loads_json, utc_now
 
 __all__ = ["SQLiteStore"]
 

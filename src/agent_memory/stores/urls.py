@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agent_memory.errors import StoreError
-from agent_memory.records import MemoryRecord
+from agent_memory.records.record import MemoryRecord
 from agent_memory.stores.base import RecordStore
 
 if TYPE_CHECKING:

@@ -1,0 +1,422 @@
+"""Seed 000 §21's checklist and seed 003's MUSTs, each judged from a Home (for ``agent-memory doctor``).
+
+:class:`HomeFacts` reads the Home once (notes, log, views, inbox, archive); each verdict
+function turns those facts into ``pass``, ``fail`` or ``not-applicable`` with a reason.
+Where an item is a property of the code rather than of a Home, the reason names the test
+module that verifies it instead of claiming a runtime check.
+
+Invariant: read-only; damage (an unreadable note, a broken log) becomes a ``fail`` reason,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from agent_memory.errors import AgentMemoryError
+from agent_memory.home import Home
+from agent_memory.records.record import Kind, MemoryRecord, State
+
+__all__ = [
+    "FAIL",
+    "NA",
+    "PASS",
+    "HomeFacts",
+    "Item",
+    "checklist",
+    "golden_count",
+    "musts",
+    "withdrawn_in_views",
+]
+
+PASS, FAIL, NA = "pass", "fail", "not-applicable"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TOPIC_LINK = re.compile(r"^- (topics/[^\s]+\.md) — Read when: \S", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One checklist item or MUST and its verdict.
+
+    Attributes:
+        ref: Where it comes from: ``000 §21.11`` or ``003 MUST 3``.
+        text: The requirement, shortened.
+        status: ``pass``, ``fail`` or ``not-applicable``.
+        reason: Why, from what was found (or the test module that verifies code behaviour).
+    """
+
+    ref: str
+    text: str
+    status: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """Return ``{"ref", "text", "status", "reason"}``."""
+        return {"ref": self.ref, "text": self.text, "status": self.status, "reason": self.reason}
+
+
+class HomeFacts:
+    """What the report reads from the Home, each read once (damage becomes a reason, never an error).
+
+    Args:
+        home: The Home to read.
+    """
+
+    def __init__(self, home: Home) -> None:
+        from agent_memory.jobs.archive import check_archive
+
+        self.home, self.root = home, home.root
+        store = home.store()
+        self.store_problems = store.check()
+        self.records: list[MemoryRecord] = []
+        for record_id in sorted(store.version_tokens()):
+            try:
+                self.records.append(store.get(record_id))
+            except AgentMemoryError:
+                continue
+        self.log_error = ""
+        try:
+            home.log().verify()
+            self.entries = list(home.log().entries())
+        except AgentMemoryError as exc:
+            self.log_error, self.entries = str(exc), []
+        self.actions = Counter(str(entry.action) for entry in self.entries)
+        self.hot = _text(self.root / "MEMORY.md")
+        self.index = _text(self.root / "index.md")
+        topics = self.root / "topics"
+        self.topics = {p.name: _text(p) for p in sorted(topics.glob("*.md"))} if topics.is_dir() else {}
+        self.captured, self.capture_errors = self._captured()
+        try:
+            self.archive_problems = [str(p) for p in check_archive(home)]
+        except AgentMemoryError as exc:
+            self.archive_problems = [f"could not be checked: {exc}"]
+
+    def _captured(self) -> tuple[list[Any], list[str]]:
+        from agent_memory.jobs.archive import archived_items
+        from agent_memory.jobs.inbox import read_inbox
+
+        items: list[Any] = []
+        errors: list[str] = []
+        try:
+            parsed = read_inbox(self.home)
+            items += parsed.items
+            errors += [f"inbox.md: {p}" for p in parsed.problems]
+        except AgentMemoryError as exc:
+            errors.append(str(exc))
+        folder = self.root / "archive"
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            try:
+                items += archived_items(self.home, date.fromisoformat(path.stem))
+            except (AgentMemoryError, ValueError) as exc:
+                errors.append(f"{path.name}: {exc}")
+        return items, errors
+
+    def view_texts(self) -> str:
+        """Return the text of every generated view (MEMORY.md, index.md, topics/*.md) joined."""
+        return "\n".join([self.hot, self.index, *self.topics.values()])
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def golden_count(f: HomeFacts) -> int:
+    """Return how many questions ``golden.yaml`` holds (0 when it is missing or invalid)."""
+    from agent_memory.doctor.golden import load_golden
+
+    try:
+        return len(load_golden(f.root / "golden.yaml"))
+    except AgentMemoryError:
+        return 0
+
+
+def _verdict(ok: bool, yes: str, no: str) -> tuple[str, str]:
+    return (PASS, yes) if ok else (FAIL, no)
+
+
+def _by_test(module: str, what: str) -> tuple[str, str]:
+    return PASS, f"{what}; a property of the code, verified by the test suite: {module}"
+
+
+def checklist(f: HomeFacts) -> list[Item]:
+    """Judge seed 000 §21 items 1-21 from ``f`` (before any level applicability is applied)."""
+    texts = (
+        "a fresh session can locate the memory root",
+        "the agent knows when to read index.md",
+        "the agent can write a distilled note to MEMORY.md",
+        "archive preserves what is distilled",
+        "autodream does not delete existing knowledge",
+        "index.md links to topics with clear triggers",
+        "a topic page has source dates",
+        "raw archive is not loaded by default",
+        "review produces a cleanup plan before deletion",
+        "a known high-risk rule still works in a fresh session",
+        "every captured item has date, id, kind and Source; every state item a subject",
+        "an agent-initiated Conventions change stays a proposal until a human decision",
+        "an outcome is recorded without rewriting the source",
+        "one outcome cannot change the memory constitution",
+        "policy changes are reviewable proposals with references",
+        "transient traces of other protocols are not persisted wholesale",
+        "a bounded forget gives a §12.1 receipt",
+        "an exploration that never entered Memory stays non-admitted",
+        "a WithdrawalRecord excludes its scope until reinstated",
+        "backup, export and migration keep withdrawal controls or fail closed",
+        "an erasure reports every holder; lineage keeps no erased content",
+    )
+    verdicts = [
+        _verdict(
+            (f.root / "memory.toml").is_file(),
+            f"memory.toml at {f.root}; found by --home, $AGENT_MEMORY_HOME or ./memory",
+            "no memory.toml",
+        ),
+        _verdict(
+            "index.md" in f.hot, "MEMORY.md tells when to read index.md", "MEMORY.md never mentions index.md"
+        ),
+        _verdict(
+            (f.root / "MEMORY.md").is_file() and os.access(f.root / "MEMORY.md", os.W_OK),
+            "MEMORY.md exists and is writable (render writes it)",
+            "MEMORY.md is missing or not writable",
+        ),
+        _archive_anchors(f),
+        _nothing_deleted(f),
+        _topic_links(f),
+        _topic_dates(f),
+        _archive_not_hot(f),
+        _by_test(
+            "tests/jobs/test_consolidate.py", "consolidate only files proposals; decay proposes archival"
+        ),
+        _golden(f),
+        _captured_schema(f),
+        _by_test("tests/governance/test_promotion.py", "only accept-promotion writes conventions.md"),
+        _by_test("tests/memory/test_metamemory.py", "feedback and outcomes are log events"),
+        _by_test(
+            "tests/memory/test_metamemory.py", "a policy proposal waits for review and is never applied"
+        ),
+        _by_test("tests/memory/test_metamemory.py", "a policy proposal needs supporting refs that exist"),
+        (NA, "agent-memory has no import path for other protocols' transient traces"),
+        _by_test("tests/governance/test_forget.py", "forget returns a receipt and never claims erasure"),
+        _by_test("tests/governance/test_forget.py", "a scope that never entered memory is non-admission"),
+        _withdrawals(f),
+        _by_test(
+            "tests/governance/test_withdrawal_transfer.py and tests/test_migrate.py",
+            "exports carry controls; imports apply them first; migrate carries them, in log order, "
+            "before any record",
+        ),
+        _erasures(f),
+    ]
+    return [
+        Item(f"000 §21.{n}", t, s, r) for n, (t, (s, r)) in enumerate(zip(texts, verdicts, strict=True), 1)
+    ]
+
+
+def _archive_anchors(f: HomeFacts) -> tuple[str, str]:
+    ids = {item.id for item in f.captured}
+    refs = {r.id: r.provenance.ref or "" for r in f.records}
+    cited = {rid: ref for rid, ref in refs.items() if ref.startswith("archive/")}
+    lost = [f"{rid} cites {ref}" for rid, ref in cited.items() if ref.rsplit("#", 1)[-1] not in ids]
+    if f.archive_problems or lost:
+        return FAIL, "; ".join(f.archive_problems + lost)
+    return PASS, f"archive/ matches its logged digests; {len(cited)} record(s) cite archive lines that exist"
+
+
+def _nothing_deleted(f: HomeFacts) -> tuple[str, str]:
+    if f.log_error:
+        return FAIL, f"the log cannot be read: {f.log_error}"
+    known = {r.id for r in f.records} | {p.record_id for p in f.store_problems if p.record_id}
+    named = {rid for e in f.entries if e.action in ("put", "supersede", "archive") for rid in e.record_ids}
+    gone = sorted(rid for rid in named if rid.startswith("mem:") and rid not in known)
+    if gone:
+        return FAIL, f"records named in the log are missing from notes/: {', '.join(gone)}"
+    return PASS, f"every one of {len(named)} record(s) the log names is still in notes/"
+
+
+def _topic_links(f: HomeFacts) -> tuple[str, str]:
+    if not f.index:
+        return FAIL, "index.md is missing: run agent-memory render"
+    linked = set(_TOPIC_LINK.findall(f.index))
+    pages = {f"topics/{name}" for name in f.topics}
+    unlinked, dangling = sorted(pages - linked), sorted(linked - pages)
+    if unlinked or dangling:
+        return FAIL, f"topics not linked from index.md: {unlinked}; links to missing pages: {dangling}"
+    return PASS, f"index.md links all {len(pages)} topic page(s), each with a 'Read when:' trigger"
+
+
+def _topic_dates(f: HomeFacts) -> tuple[str, str]:
+    if not f.topics:
+        return NA, "no topic pages yet"
+    undated = sorted(name for name, text in f.topics.items() if not _DATE.search(text.split("# ", 1)[-1]))
+    if undated:
+        return FAIL, f"topic pages without dated items: {', '.join(undated)}"
+    return PASS, f"all {len(f.topics)} topic page(s) carry dated items"
+
+
+def _archive_not_hot(f: HomeFacts) -> tuple[str, str]:
+    leaked = [item.id for item in f.captured if item.raw and item.raw in f.hot]
+    if leaked:
+        return FAIL, f"MEMORY.md holds raw archive lines: {', '.join(leaked)}"
+    return PASS, f"none of {len(f.captured)} captured line(s) appears verbatim in MEMORY.md"
+
+
+def _golden(f: HomeFacts) -> tuple[str, str]:
+    count = golden_count(f)
+    if count:
+        return (
+            PASS,
+            f"golden.yaml holds {count} question(s); `agent-memory golden` runs them in a fresh process",
+        )
+    return FAIL, "golden.yaml holds no question (or cannot be read)"
+
+
+def _captured_schema(f: HomeFacts) -> tuple[str, str]:
+    bad = list(f.capture_errors)
+    bad += [f"{r.id}: no provenance source" for r in f.records if not (r.provenance.ref or r.sources)]
+    bad += [
+        f"{r.id}: state without subject"
+        for r in f.records
+        if r.effective_kind is Kind.STATE and not r.subject
+    ]
+    if bad:
+        return FAIL, "; ".join(bad)
+    return PASS, (
+        f"{len(f.captured)} inbox/archive line(s) parse with date, id, kind and Source; "
+        f"{len(f.records)} record(s) have a source and every state record a subject"
+    )
+
+
+def _withdrawals(f: HomeFacts) -> tuple[str, str]:
+    from agent_memory.governance.gate import Gate
+
+    if f.log_error:
+        return FAIL, f"the withdrawal controls cannot be read: {f.log_error}"
+    view = Gate(f.home.log(), f.home.store()).view()
+    hidden = [r for r in f.records if not view.is_exposed(r)]
+    leaked = withdrawn_in_views(hidden, f.view_texts())
+    if leaked:
+        return FAIL, f"withdrawn records appear in the views: {'; '.join(leaked)}"
+    return PASS, (
+        f"{len(view.in_force)} withdrawal(s) in force hide {len(hidden)} record(s), none in the views "
+        f"(MEMORY.md, index.md, {len(f.topics)} topic page(s)); recall, export and consolidate "
+        "consult the same gate, verified by the test suite: tests/governance/test_withdrawal.py"
+    )
+
+
+def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
+    """Return one line per withdrawn record whose content or own item row is in ``shown``.
+
+    Seed 000 §12.2 withdraws a scope's *influence*: its content must not be surfaced, while
+    an id is a content-free stable identifier (the ``WithdrawalRecord`` itself names ids).
+    So a record appears when its body text (whitespace folded; the first 60 characters,
+    as long bodies are summarised) is in the views, or when a line carries its id other
+    than as another record's ``superseded by <id>`` pointer (its own item row ends
+    ``· <id>``; review rows start with it). The pointer of an exposed predecessor to a
+    withdrawn successor is history of the predecessor, not the successor's content.
+
+    Args:
+        hidden: The records the withdrawal gate hides.
+        shown: The text of every generated view joined.
+
+    Returns:
+        ``"<id>: its text"`` or ``"<id>: line N"`` (line number in ``shown``) per leak, in
+        ``hidden`` order; empty when none appears.
+    """
+    folded = " ".join(shown.split())
+    lines = shown.splitlines()
+    leaks: list[str] = []
+    for record in hidden:
+        text = " ".join(record.body.split())[:60].rstrip()
+        if text and re.search(rf"(?<![\w]){re.escape(text)}", folded):
+            leaks.append(f"{record.id}: its text")
+            continue
+        pointer = re.compile(rf"superseded by {re.escape(record.id)}(?![\w])")
+        for number, line in enumerate(lines, 1):
+            if record.id in pointer.sub("", line):
+                leaks.append(f"{record.id}: line {number}")
+                break
+    return leaks
+
+
+def _erasures(f: HomeFacts) -> tuple[str, str]:
+    from agent_memory.governance.erasure.receipt import RESULTS
+
+    events = [e for e in f.entries if e.action == "erase"]
+    if not events:
+        return (
+            NA,
+            "no erasure has been made here "
+            "(its receipts are verified by the test suite: tests/governance/test_erasure.py)",
+        )
+    latest = {r.id: r for r in f.records}
+    bad = []
+    for event in events:
+        holders = event.details.get("holders") or []
+        if not holders or any(h.get("result") not in RESULTS for h in holders):
+            bad.append(f"log seq {event.seq}: holders missing or with a result outside {RESULTS}")
+        for rid in event.details.get("scope_refs") or []:
+            record = latest.get(rid)
+            if record is not None and not record.redacted:
+                bad.append(f"{rid}: erased (log seq {event.seq}) but its latest version is not a tombstone")
+    if bad:
+        return FAIL, "; ".join(bad)
+    return PASS, f"{len(events)} erasure receipt(s) list every holder; erased records are tombstones"
+
+
+def musts(f: HomeFacts) -> list[Item]:
+    """Judge seed 003's five MUSTs and its golden-tests SHOULD ("What the specification asks for")."""
+    from agent_memory.governance.review_book import ReviewBook
+
+    book = ReviewBook(f.home.log()) if not f.log_error else None
+    tainted = [r for r in f.records if r.taint and (book is None or book.state_of(r) != "approved")]
+    hot_leaks = [r.id for r in tainted if r.id in f.hot]
+    ids = {r.id: r for r in f.records}
+    old = [r for r in f.records if r.state is State.SUPERSEDED]
+    # A resolved dispute retires the loser without the winner naming it: superseded_by is the link.
+    broken = [r.id for r in old if r.superseded_by not in ids]
+    texts = (
+        "notes are readable without the Memory layer",
+        "every derivative carries its recipe and inputs; an index is disposable",
+        "tainted notes are not autoloaded before review",
+        "a new fact replaces an old one with supersedes",
+        "maintenance jobs only propose and never delete the raw journal",
+        "every Home carries golden recall tests",
+    )
+    verdicts = [
+        _verdict(
+            not f.store_problems,
+            f"{len(f.records)} note(s) are plain Markdown files in notes/",
+            f"{len(f.store_problems)} unreadable note file(s)",
+        ),
+        _verdict(
+            ".cache/" in _text(f.root / ".gitignore"),
+            "indexes live in the git-ignored .cache/ with recipe and input digest, rebuilt by reindex "
+            "or doctor --fix; views carry a digest footer",
+            ".cache/ is not git-ignored",
+        ),
+        _verdict(
+            not hot_leaks,
+            f"{len(tainted)} unreviewed tainted record(s), none in MEMORY.md",
+            f"unreviewed tainted records in MEMORY.md: {', '.join(hot_leaks)}",
+        ),
+        _verdict(
+            not broken,
+            f"{len(old)} superseded record(s) kept, each naming its successor in superseded_by",
+            f"superseded without a linked successor: {', '.join(broken)}",
+        ),
+        _verdict(
+            not f.archive_problems,
+            "archive/ matches its logged digests; that jobs only propose is verified by the test suite: "
+            "tests/jobs/test_consolidate.py",
+            "; ".join(f.archive_problems),
+        ),
+        _golden(f),
+    ]
+    refs = [f"003 MUST {n}" for n in range(1, 6)] + ["003 SHOULD 1"]
+    return [Item(ref, t, s, r) for ref, t, (s, r) in zip(refs, texts, verdicts, strict=True)]

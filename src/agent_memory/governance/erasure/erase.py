@@ -1,0 +1,296 @@
+"""``Memory.erase``: authorized erasure across every holder, with a receipt (seed 000 §12.3).
+
+A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.porcelain`). One call, under the
+Memory's writer lock from the first check to the logged receipt (so its ``memerase-`` id,
+named in every redaction marker, is the one the receipt gets):
+
+1. checks the actor's ``erase`` grant, the ids, a non-empty reason and authority — a
+   refusal writes nothing;
+2. finds the *dependents*: records outside the scope whose body quotes an erased body or
+   whose ``evidence``, ``provenance.ref`` or ``sources`` name an erased id. Dependents the
+   caller lists in ``cascade`` are erased too; the others stay and are listed in the receipt
+   as ``partially-completed`` (``dependent-not-erased``): erasing a record the user did not
+   name is never automatic, and listing it is the honest alternative (DESIGN.md §9);
+3. replaces every stored version by the tombstone (the store's ``erase``; SQLite stores use
+   ``secure_delete``, a WAL checkpoint and ``VACUUM``; PostgreSQL ``VACUUM FULL``), removes
+   pending records in the scope or quoting it, purges every index (:meth:`IndexCatalog.erased`:
+   FTS ``optimize``, ``VACUUM``, WAL truncation) and the salience sidecar, and re-reads the
+   erased ids' rows of the write-keys cache, which must then hold no digest of an erased key;
+4. in a Home, sanitizes every file holder and scans the Home and its git objects
+   (:func:`~.sweep.sweep_home`): archive segments get new identities with lineage, the inbox,
+   proposals, views and exports lose the text, git history is rewritten only when
+   ``rewrite_git`` asks; a holder is ``completed`` only where the scan finds no erased text;
+5. appends the ``erasure-tombstone-v1`` receipt (content-free; its ``archive_lineage`` is
+   what the archive ledger follows) to the log and returns it.
+
+Outside a Home (an in-memory or SQLite-backed Memory) the store is the only file holder: a
+SQLite store's database, ``-wal`` and ``-shm`` files are scanned; a PostgreSQL store reports
+what the server may still keep (``postgres-residue``).
+
+Known limit: an erasure interrupted after step 3 leaves tombstones without a receipt; the
+ids are then "already erased", and the sweep of the Home can be finished only by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.governance.erasure.receipt import ErasureReceipt, HolderResult, needles_of, next_erasure_id
+from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, covered_anchors
+from agent_memory.log.base import entries_from_time
+from agent_memory.records.wire import format_timestamp
+
+if TYPE_CHECKING:
+    import threading
+
+    from agent_memory.governance.actors import Actors
+    from agent_memory.governance.erasure.sweep import Sweep
+    from agent_memory.home import Home
+    from agent_memory.log.base import OperationLog
+    from agent_memory.memory import PendingRecords
+    from agent_memory.recall.salience import Salience
+    from agent_memory.records.record import MemoryRecord
+    from agent_memory.search.catalog import IndexCatalog
+    from agent_memory.stores.base import RecordStore
+    from agent_memory.write.dedup import WriteKeys
+
+__all__ = ["ErasureMethods"]
+
+
+class ErasureMethods:
+    """The ``erase`` verb of :class:`~agent_memory.memory.Memory` (seed 000 §12.3; DESIGN.md §9)."""
+
+    home: Home | None = None
+    """The Home this Memory was opened from (set by ``Memory.open``); ``None`` in memory."""
+
+    if TYPE_CHECKING:
+        store: RecordStore
+        log: OperationLog
+        catalog: IndexCatalog
+        pending: PendingRecords
+        salience: Salience
+        identity: Any
+        actor: str
+        actors: Actors
+        zone: tzinfo
+        _lock: threading.RLock
+        write_keys: WriteKeys
+
+        def _clock(self, now: datetime | None) -> datetime: ...
+
+        def _writing(self) -> AbstractContextManager[None]: ...
+
+    def erase(
+        self,
+        record_ids: Iterable[str],
+        *,
+        reason: str,
+        authority: str,
+        cascade: Iterable[str] = (),
+        rewrite_git: bool = False,
+        now: datetime | None = None,
+    ) -> ErasureReceipt:
+        """Erase records irreversibly from every holder and return the receipt (seed 000 §12.3).
+
+        Args:
+            record_ids: The records to erase (``mem:…``), at least one.
+            reason: Why; stored in each tombstone's ``redaction_reason`` and the receipt.
+                Must not quote the content.
+            authority: Who or what authorized it (``authority_ref``: a person, ticket, request).
+            cascade: Dependents (records quoting or pointing at the scope) to erase as well;
+                each must be a dependent of ``record_ids``.
+            rewrite_git: Also rewrite the Home's git history (every branch, tag and the
+                stash; commit ids change, reflogs are expired, old objects pruned). Clones
+                and remotes keep their copies (the receipt says so). Without it git history
+                is reported ``partially-completed`` while its objects hold the text.
+            now: The clock (``decided_at``; the tombstones' ``updated_at``).
+
+        Returns:
+            The ``erasure-tombstone-v1`` receipt, also appended to the log (action ``erase``).
+
+        Raises:
+            AuthorityError: The actor holds no ``erase`` grant.
+            RecordError: No id, an empty reason or authority, or a ``cascade`` id that is not
+                a dependent.
+            RecordNotFound: An unknown id.
+            LifecycleError: A record is already erased.
+            StoreError: A store, sidecar or file could not be rewritten (the receipt is not
+                logged).
+            ConfigError: A git command failed during the history rewrite.
+        """
+        stamp = self._clock(now)
+        self.actors.require(self.actor, "erase", action="erase records")
+        scope = sorted(set(record_ids))
+        if not scope:
+            raise RecordError("name at least one record to erase", field="record_ids")
+        for name, value in (("reason", reason), ("authority", authority)):
+            if not isinstance(value, str) or not value.strip():
+                raise RecordError(f"an erasure needs a non-empty {name}", field=name)
+        with self._writing():
+            histories = {record_id: self.store.history(record_id) for record_id in scope}
+            for record_id, history in histories.items():
+                if history[-1].redacted:
+                    raise LifecycleError("already erased", record_id=record_id)
+            needles = needles_of(v.body for h in histories.values() for v in h)
+            dependents = self._dependents(set(scope), needles)
+            extra = sorted(set(cascade))
+            strays = [record_id for record_id in extra if record_id not in dependents]
+            if strays:
+                raise RecordError(
+                    f"{', '.join(strays)} does not quote or point at the erased records",
+                    field="cascade",
+                    hint="cascade only names dependents listed in a receipt",
+                )
+            for record_id in extra:
+                histories[record_id] = self.store.history(record_id)
+            scope = sorted(histories)
+            needles = needles_of(v.body for h in histories.values() for v in h)
+            erase_one = getattr(self.store, "erase", None)
+            if not callable(erase_one):
+                raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+            # An erase of local day D is logged at its stamp or later (time never goes back along
+            # the chain), and D began less than three days before this stamp in any time zone
+            # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
+            recent = entries_from_time(self.log, stamp - timedelta(days=3))
+            taken = [str(e.details.get("erasure_id", "")) for e in recent if e.action == "erase"]
+            erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
+            self._drop_pending(set(scope), needles)
+            tombstones: dict[str, MemoryRecord] = {
+                rid: erase_one(rid, reason.strip(), now=stamp) for rid in scope
+            }
+            self.catalog.erased(scope)
+            self.salience.forget(scope)
+            kept = {rid: record for rid, record in dependents.items() if rid not in histories}
+            holders = [self._store_holder(needles), self._write_keys_holder(histories)]
+            holders += [
+                HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
+                for rid in sorted(kept)
+            ]
+            sweep = self._sweep(histories, tombstones, needles, erasure_id, kept, rewrite_git)
+            if sweep is None:
+                holders += [HolderResult(name, "completed") for name in ("indexes", "salience", "pending")]
+            else:
+                holders += self._source_dependents(sweep, set(histories) | set(kept))
+                holders += sweep.holders
+            receipt = ErasureReceipt(
+                erasure_id=erasure_id,
+                scope_refs=tuple(scope),
+                authority_ref=authority.strip(),
+                decided_by=self.actor,
+                reason=reason.strip(),
+                decided_at=format_timestamp(stamp),
+                executed_at=format_timestamp(max(stamp, self._clock(None))),
+                holders=tuple(holders),
+                sanitized_replacement_refs=tuple(sweep.sanitized if sweep else ()),
+                removed_refs=tuple(sweep.removed if sweep else ()),
+                archive_lineage=tuple(sweep.lineage if sweep else ()),
+            )
+            self.log.append("erase", actor=self.actor, record_ids=scope, details=receipt.to_wire(), now=stamp)
+            return receipt
+
+    # ------------------------------------------------------------------ steps
+
+    def _dependents(self, scope: set[str], needles: tuple[bytes, ...]) -> dict[str, MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        for record in self.store.list():
+            if record.id in scope or record.redacted:
+                continue
+            pointers = {*record.evidence, *(record.sources or ()), record.provenance.ref or ""}
+            body = record.body.encode("utf-8")
+            if pointers & scope or any(needle in body for needle in needles):
+                found[record.id] = record
+        return found
+
+    def _drop_pending(self, scope: set[str], needles: tuple[bytes, ...]) -> None:
+        texts = [n for n in needles if len(n) >= MIN_TEXT_BYTES]
+        for record in self.pending.list():
+            if record.id not in scope and not any(n in record.body.encode("utf-8") for n in texts):
+                continue
+            if self.home is not None:
+                (self.home.root / "proposals" / "pending" / f"{record.id[4:]}.md").unlink(missing_ok=True)
+            else:
+                getattr(self.pending, "_records", {}).pop(record.id, None)
+
+    def _store_holder(self, needles: tuple[bytes, ...]) -> HolderResult:
+        """The store's own holder: a SQLite file is scanned; PostgreSQL states its residue."""
+        ref = f"store:{type(self.store).__name__}"
+        if getattr(self.store, "erasure_limitations", ()):
+            return HolderResult(ref, "partially-completed", "postgres-residue")
+        path = getattr(self.store, "path", None)
+        if isinstance(path, str) and path != ":memory:":
+            for name in (path, f"{path}-wal", f"{path}-shm"):
+                if os.path.isfile(name):
+                    with open(name, "rb") as handle:
+                        data = handle.read()
+                    if any(needle in data for needle in needles):
+                        return HolderResult(ref, "partially-completed", "content-remains")
+        return HolderResult(ref, "completed", "tombstone-keeps-id")
+
+    def _write_keys_holder(self, histories: dict[str, list[MemoryRecord]]) -> HolderResult:
+        """The write-keys cache: SHA-256 digests of each live record's dedup and subject keys.
+
+        A digest of an erased body confirms a guess of it, so the erased ids' rows are read
+        again from the store now (tombstones are not live: their rows keep no digest) and the
+        cache is then asked for every digest any erased version had: ``completed`` only when
+        no erased id holds one (``.cache/write-keys.sqlite`` in a Home, else in memory).
+        """
+        from agent_memory.write.dedup import body_digest, subject_digest
+
+        self.write_keys.refresh(sorted(histories))
+        digests = {
+            (column, digest)
+            for history in histories.values()
+            for version in history
+            for column, digest in (("body", body_digest(version)), ("subject", subject_digest(version)))
+            if digest is not None
+        }
+        try:
+            held = {rid for column, digest in digests for rid in self.write_keys.table.find(column, digest)}
+        except sqlite3.DatabaseError:
+            return HolderResult("write-keys", "unevaluated")
+        if held & histories.keys():
+            return HolderResult("write-keys", "partially-completed", "content-remains")
+        return HolderResult("write-keys", "completed")
+
+    def _sweep(
+        self,
+        histories: dict[str, list[MemoryRecord]],
+        tombstones: dict[str, MemoryRecord],
+        needles: tuple[bytes, ...],
+        erasure_id: str,
+        kept: dict[str, MemoryRecord],
+        rewrite_git: bool,
+    ) -> Sweep | None:
+        if self.home is None:
+            return None
+        from agent_memory.governance.erasure.sweep import sweep_home
+
+        return sweep_home(
+            self.home,
+            self.log,
+            tombstones=tombstones,
+            anchors=covered_anchors(histories.values()),
+            needles=needles,
+            erasure_id=erasure_id,
+            keys=self.identity,
+            rewrite_git=rewrite_git,
+            quoted_by_kept=any(n in r.body.encode("utf-8") for r in kept.values() for n in needles),
+        )
+
+    def _source_dependents(self, sweep: Sweep, listed: set[str]) -> list[HolderResult]:
+        """Records kept whose source line in the archive was redacted: their audit trail is lost."""
+        redacted = {f"{lineage.file}#{item}" for lineage in sweep.lineage for item in lineage.items}
+        if not redacted:
+            return []
+        found = []
+        for record in self.store.list():
+            refs = {record.provenance.ref, *(record.sources or ()), *record.evidence}
+            if record.id not in listed and not record.redacted and refs & redacted:
+                found.append(HolderResult(f"record:{record.id}", "completed", "source-anchor-erased"))
+        return found

@@ -1,0 +1,104 @@
+"""``Memory.recall``: the read path of the porcelain, over the catalog, the store and the gate.
+
+Recall asks every index of the catalog, fuses their scores, and hands the candidates to
+:func:`agent_memory.recall.select.select` with the Home's ``[recall]`` settings (recency, DESIGN.md
+§5; :class:`~agent_memory.settings.RecallSettings`). Invariant: withdrawal controls are
+applied before scoring, so a withdrawn record reads as absent (seed 000 §15.2 rule 1), and
+nothing is written but the salience touches of the records returned.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
+
+from agent_memory.governance.review_book import one_pass
+from agent_memory.recall.select import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
+
+if TYPE_CHECKING:
+    from agent_memory.governance.gate import Gate
+    from agent_memory.governance.review_book import ReviewBook
+    from agent_memory.recall.salience import Salience
+    from agent_memory.search.catalog import IndexCatalog
+    from agent_memory.settings import RecallSettings
+    from agent_memory.stores.base import RecordStore
+
+
+class RecallMethods:
+    """``recall`` of :class:`~agent_memory.memory.Memory`."""
+
+    if TYPE_CHECKING:
+        store: RecordStore
+        catalog: IndexCatalog
+        gate: Gate
+        salience: Salience
+        recall_settings: RecallSettings
+        zone: tzinfo
+        _reviews: ReviewBook
+        _lock: threading.RLock
+
+        def _clock(self, now: datetime | None) -> datetime: ...
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget_tokens: int = 2000,
+        include_history: bool = False,
+        include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        namespace: str | None = None,
+        k: int | None = None,
+        now: datetime | None = None,
+        touch: bool = True,
+    ) -> RecallResult:
+        """Return the records that best answer ``query`` within ``budget_tokens`` (rules: :mod:`.recall`).
+
+        Recency follows :attr:`recall_settings` (``memory.toml`` ``[recall]``; seed 001's
+        half-life of 30 days by default, or off for a Home of imported history).
+
+        Args:
+            query: Any text; searched literally (never an error for odd characters).
+            budget_tokens: Token budget for the record bodies (4 characters per token), ≥ 1.
+            include_history: Also bring each hit's superseded predecessors.
+            include_archived: Also consider archived records.
+            as_of: Answer from what the Home believed at this record time.
+            valid_at: Answer from what held at this valid time.
+            namespace: Only records of this namespace.
+            k: At most this many records.
+            now: The clock recency is measured from; the dates the question names
+                ("yesterday", "last month") are read against it in the Home's time zone
+                (:attr:`zone`, ``memory.toml`` ``timezone``; UTC without a Home).
+            touch: Count this recall as a use of the records returned (salience); golden
+                recall tests pass ``False`` so that testing does not change rankings.
+
+        Raises:
+            RecordError: A budget below 1, ``k`` below 1, or a naive datetime.
+        """
+        request = RecallQuery(
+            query, budget_tokens, include_history, include_archived, as_of, valid_at, namespace, k
+        )
+        stamp = self._clock(now)
+        with self._lock:
+            self.catalog.refresh()
+            # The question's dates ("yesterday") are read on the Home's local days.
+            asked = stamp.astimezone(self.zone)
+            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=asked))
+            plain = lookup_versions(self.store.get, self.store.history, as_of)
+            with one_pass():  # the gate and the review book read the log's head once
+                result = select(
+                    request,
+                    relevance,
+                    # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
+                    self.gate.guard(plain),
+                    now=stamp,
+                    boost=self.salience.boost,
+                    review_of=self._reviews.state_of,
+                    withheld=lambda record_id: plain(record_id) is not None,
+                    recency_half_life_days=self.recall_settings.half_life_days,
+                )
+            if result.records and touch:
+                self.salience.touch([r.record.id for r in result.records], now=stamp)
+            return result

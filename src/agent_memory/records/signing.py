@@ -1,0 +1,167 @@
+"""Ed25519 signatures over records and MemoryFiles, domain-separated (origin-notes §1.6).
+
+The signing input is ``uint16be(len(tag)) || tag || canonical_json(payload)`` with
+``tag = "fg-agent-memory/v1/<context>"``: the construction of fg-agent-id with this
+library's own domain, so a memory signature never verifies as an identity artifact.
+Keys, canonical JSON and strict base64 decoding come from ``fg-agent-id``.
+
+A signature is standard base64 with padding; verification resolves the public key from
+the signer's ``amp:key:`` address alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from fg_agent_id import KeyPair, PublicKeys, address_from_signing_key, signing_key_from_address
+from fg_agent_id import errors as fg_errors
+from fg_agent_id.keyfile import load_keys
+from fg_agent_id.signing import decode_signature
+
+from agent_memory.errors import RecordError, SignatureError
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import canonical_json
+
+__all__ = [
+    "CONTEXT_MEMORY_FILE",
+    "CONTEXT_RECORD",
+    "DOMAIN",
+    "KeyPair",
+    "address_of",
+    "domain_tag",
+    "load_or_create_identity",
+    "sign_payload",
+    "sign_record",
+    "signing_input",
+    "verify_payload",
+    "verify_record",
+]
+
+DOMAIN = "fg-agent-memory/v1"
+CONTEXT_RECORD = "record"
+CONTEXT_MEMORY_FILE = "memory-file"
+_MAX_TAG_BYTES = 0xFFFF
+_NO_AGREEMENT_KEY = b"\x00" * 32
+
+
+def domain_tag(context: str) -> bytes:
+    """Return the UTF-8 tag ``fg-agent-memory/v1/<context>``.
+
+    Raises:
+        ValueError: ``context`` is empty or the tag exceeds 65,535 bytes.
+    """
+    if not context:
+        raise ValueError("signing context must be a non-empty string")
+    tag = f"{DOMAIN}/{context}".encode()
+    if len(tag) > _MAX_TAG_BYTES:
+        raise ValueError("signing context tag is longer than 65535 bytes")
+    return tag
+
+
+def signing_input(context: str, payload: Any) -> bytes:
+    """Return the bytes signed for ``payload`` under ``context``: length-prefixed tag + canonical JSON."""
+    tag = domain_tag(context)
+    return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)
+
+
+def address_of(keys: KeyPair) -> str:
+    """Return the ``amp:key:…`` address that names this key pair's Ed25519 public key."""
+    return str(address_from_signing_key(keys.public.signing))
+
+
+def sign_payload(keys: KeyPair, context: str, payload: Any) -> str:
+    """Sign ``payload`` under ``context``; return standard base64 of the 64-byte signature."""
+    return base64.b64encode(keys.sign(signing_input(context, payload))).decode("ascii")
+
+
+def verify_payload(
+    address: str, context: str, payload: Any, signature: str, *, field: str = "signature"
+) -> None:
+    """Verify a base64 signature over ``payload`` by the key an address names.
+
+    Raises:
+        SignatureError: The address is malformed, the base64 is not canonical, or the
+            signature does not verify (``field`` names the wire field in the message).
+    """
+    try:
+        public = PublicKeys(signing=signing_key_from_address(address), agreement=_NO_AGREEMENT_KEY)
+    except (fg_errors.AddressError, ValueError) as exc:
+        raise SignatureError(f"not a usable amp:key address: {exc}", field="signed_by") from None
+    try:
+        public.verify(decode_signature(signature), signing_input(context, payload))
+    except fg_errors.SignatureError as exc:
+        raise SignatureError(f"does not verify: {exc}", field=field) from None
+
+
+def _record_payload(record: MemoryRecord) -> dict[str, Any]:
+    payload = record.to_wire()
+    del payload["signature"]
+    return payload
+
+
+def sign_record(record: MemoryRecord, keys: KeyPair) -> MemoryRecord:
+    """Return the record signed by ``keys``: ``signed_by`` set, ``signature`` filled.
+
+    The payload is the wire object with ``signed_by`` set and without ``signature``, so
+    the signer's address and every extension and extra field are covered.
+    """
+    unsigned = record.evolve(signed_by=address_of(keys), signature="")
+    signature = sign_payload(keys, CONTEXT_RECORD, _record_payload(unsigned))
+    return unsigned.evolve(signed_by=unsigned.signed_by, signature=signature)
+
+
+def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
+    """Verify a record's signature by its ``signed_by`` address.
+
+    Raises:
+        SignatureError: ``signed_by`` or ``signature`` is missing, or the signature fails.
+    """
+    try:
+        if not record.signed_by:
+            raise SignatureError("the record is not signed (no signed_by)", field="signed_by")
+        if not record.signature:
+            raise SignatureError("signed_by is set but the signature is empty", field="signature")
+        verify_payload(record.signed_by, CONTEXT_RECORD, _record_payload(record), record.signature)
+    except SignatureError as exc:
+        raise exc.located(path=path, record_id=record.id) from None
+
+
+def load_or_create_identity(path: str | os.PathLike[str]) -> KeyPair:
+    """Load the key pair in ``path``, creating it (mode 0600, parent folders 0700) if absent.
+
+    The file holds the raw 64 bytes of fg-agent-id's key format. Keys live outside a
+    Home's git tree (DESIGN.md §9).
+
+    Raises:
+        RecordError: The file exists but is not a key file (``path`` named).
+    """
+    key_path = Path(path)
+    try:
+        key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not key_path.exists():
+            _create_key_file(key_path)
+        return load_keys(key_path)
+    except (fg_errors.KeyFileError, ValueError, OSError) as exc:
+        raise RecordError(f"cannot load the key file: {exc}", path=str(key_path)) from None
+
+
+def _create_key_file(path: Path) -> None:
+    # fg-agent-id's save_keys writes first and chmods after; write a 0600 temporary file and
+    # hard-link it into place, so the secret is never readable by others, a reader never
+    # sees a half-written file, and a racing creator's key wins without being clobbered.
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(KeyPair.generate().to_bytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)

@@ -1,0 +1,5 @@
+"""Sync: hand edits and new files in ``notes/`` become proper records.
+
+The sync pass, git status, the items it reports, the note scan, and the correction of a note by
+``edit`` (DESIGN.md §9 "Corrections", §6).
+"""

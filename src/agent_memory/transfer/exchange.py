@@ -1,0 +1,299 @@
+"""Export and import of MemoryFiles: the portable, signed form of a memory (seed 001 §export/import).
+
+Export writes the latest version of every record, signed by the Home's key when one is
+given. Import verifies by default (the file must be signed; every record naming a signer
+must verify), then adds only records whose id the store does not hold yet, and says which
+it skipped. Trust (DESIGN.md §9): a record arrives untainted only when it is signed by a
+trusted key, or unsigned inside a file signed by a trusted key; every other record gets
+``taint: ["external"]`` (which makes it a new, unsigned version: the original signed bytes
+stay in the source file, and the import log entry keeps their sha256). A record's review
+state is never taken from the file. Nothing is written unless every record passed.
+
+One current value per subject (DESIGN.md §7; :mod:`agent_memory.transfer.states`): an active
+``state`` record whose subject already has a live value here goes through ``plan_write`` and
+``execute`` as ``remember`` would — it supersedes the held value when trusted and no older,
+disputes it when tainted or older — so an import never leaves two active values for a subject.
+
+Withdrawal (seed 000 §12.2, DESIGN.md §9; :mod:`agent_memory.governance.portability`): given
+the Home's log, a plain export omits withdrawn records, and ``include_withdrawn`` carries them
+with every control record; an import appends the file's controls to the target's log before
+it writes any record, and a target without a log refuses a file that carries controls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from fg_agent_id import KeyPair
+
+from agent_memory.errors import AgentMemoryError, RecordError
+from agent_memory.governance.secrets import SecretsSettings, screen_text
+from agent_memory.log.base import OperationLog
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.wire import utc_now
+from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.transfer.states import plan_states, write_routed
+from agent_memory.write.plan import PlanKind
+
+__all__ = ["EXTERNAL_TAINT", "ImportReport", "export_memory_file", "import_memory_file", "write_bytes_atomic"]
+
+EXTERNAL_TAINT = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did.
+
+    Attributes:
+        added: Ids of the records written (version 1 each), in file order.
+        skipped: Ids already in the store, left untouched.
+        tainted: Ids among ``added`` that arrived with the ``external`` taint.
+        digests: sha256 hex of each added record's canonical bytes as it was in the file.
+        verified: Whether signatures were checked (False only with ``verify=False``).
+        controls_added: Withdrawal controls appended to the log (their stored ids).
+        controls_skipped: The file's controls already in the log.
+        controls_renamed: ``{file id: stored id}`` for controls whose id was taken here.
+        controls_refused: ``{file id: why}`` for reinstatements kept out (scope stays excluded).
+        withdrawn: Ids among ``added`` that a withdrawal in force keeps out of sight.
+        redacted: ``{file id: stored id}`` for records whose body held a secret and were
+            stored redacted (``[secrets] on_detect = "redact"``): a new, unsigned record.
+        superseded: ``{added id: held id}`` for state values that superseded the held value
+            of their subject (trusted and no older).
+        disputed: ``{added id: held id}`` for state values that now dispute the held value
+            (tainted or older): both are transitional until resolved.
+        held_back: ``{file id: why}`` for state values not written (their subject is already
+            disputed here, …); import the file again once it is resolved.
+        same_value: ``{file id: held id}`` for state values whose words are already the live
+            value of their subject: not written (listed in ``skipped`` too).
+    """
+
+    added: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    tainted: list[str] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
+    verified: bool = True
+    controls_added: list[str] = field(default_factory=list)
+    controls_skipped: list[str] = field(default_factory=list)
+    controls_renamed: dict[str, str] = field(default_factory=dict)
+    controls_refused: dict[str, str] = field(default_factory=dict)
+    withdrawn: list[str] = field(default_factory=list)
+    redacted: dict[str, str] = field(default_factory=dict)
+    superseded: dict[str, str] = field(default_factory=dict)
+    disputed: dict[str, str] = field(default_factory=dict)
+    held_back: dict[str, str] = field(default_factory=dict)
+    same_value: dict[str, str] = field(default_factory=dict)
+
+
+def export_memory_file(
+    store: RecordStore,
+    *,
+    keys: KeyPair | None = None,
+    now: datetime | None = None,
+    log: OperationLog | None = None,
+    include_withdrawn: bool = False,
+) -> MemoryFile:
+    """Build a MemoryFile of the latest version of every record, ordered by ``(created_at, id)``.
+
+    Signed by ``keys`` (the file's ``agent`` is then its address) when given.
+
+    Args:
+        store: The records.
+        keys: The Home's key pair, to sign the file.
+        now: The file's ``created_at``.
+        log: The store's operation log, whose withdrawal controls decide what is exposed
+            (seed 000 §12.2). A store without a log has no controls.
+        include_withdrawn: Also export withdrawn records, with every control record of
+            ``log`` under the file's ``withdrawal_controls`` key (for readers of ours only).
+
+    Raises:
+        LogError: A control in ``log`` cannot be read (the gate fails closed).
+    """
+    records = store.list()
+    extra: dict[str, object] = {}
+    if log is not None:
+        from agent_memory.governance.gate import Gate
+        from agent_memory.governance.portability import EXTRA_KEY
+
+        gate = Gate(log, store)
+        if include_withdrawn:
+            controls = gate.controls()
+            if controls:
+                extra[EXTRA_KEY] = [control.to_wire() for control in controls]
+        else:
+            view = gate.view()
+            records = [record for record in records if view.is_exposed(record)]
+    memory_file = MemoryFile(created_at=now or utc_now(), records=tuple(records), extra=extra)
+    return memory_file.sign(keys) if keys is not None else memory_file
+
+
+def import_memory_file(
+    store: RecordStore,
+    memory_file: MemoryFile,
+    *,
+    verify: bool = True,
+    trusted_signers: Collection[str] = (),
+    path: str | None = None,
+    log: OperationLog | None = None,
+    actor: str = "owner",
+    secrets: SecretsSettings | None = None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
+
+    Args:
+        store: Where to write.
+        memory_file: The parsed file.
+        verify: Check the file signature and every record signature first (the default);
+            ``False`` is the explicit opt-out, and then every record is tainted.
+        trusted_signers: ``amp:key:`` addresses whose signatures make a record trusted.
+        path: The file's path, named in errors.
+        log: The target's operation log: the file's controls are appended to it before any
+            record is written (:mod:`agent_memory.governance.portability`).
+        actor: Who imports (the actor of the control events).
+        secrets: The Home's ``[secrets]`` policy (default refuse): a body holding a
+            credential refuses the whole file, or with ``redact`` is stored with each secret
+            replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new unsigned
+            record with a new id (seed 000 §3; :mod:`agent_memory.governance.secrets`).
+        now: The clock of the lifecycle versions a state value's supersede or dispute writes.
+
+    Raises:
+        SignatureError: With ``verify``, the file or a record does not verify; nothing written.
+        RecordError: A record cannot become a first version (e.g. a tombstone), a control is
+            malformed or reinstates what it may not, the file carries controls and ``log``
+            is ``None`` (the target cannot keep them), a body holds a secret (refuse), or a
+            redacted record is referred to by another record of the file; nothing written.
+        LogError: The log's controls cannot be read, or a control cannot be appended.
+        ProposalError, LifecycleError: The target changed between planning and writing a state
+            value's supersede or dispute (another writer); the records before it are written.
+    """
+    from agent_memory.governance.gate import Gate
+    from agent_memory.governance.portability import (
+        EXTRA_KEY,
+        ControlImport,
+        append_control,
+        plan_control_import,
+        read_file_controls,
+    )
+
+    if verify:
+        memory_file.verify(path=path)
+    carried = read_file_controls(memory_file, path=path)
+    if carried and log is None:
+        raise RecordError(
+            f"the file carries {len(carried)} withdrawal controls and this target keeps no "
+            "operation log to hold them: refused, so that withdrawn records are not exposed",
+            path=path,
+            field=EXTRA_KEY,
+            hint="import it into a Home, whose log keeps the controls",
+        )
+    gate = Gate(log, store) if log is not None else None
+    plan = ControlImport()
+    if gate is not None and carried:
+        plan = plan_control_import(
+            gate.entries(), carried, file_agent=memory_file.agent, verified=verify, path=path
+        )
+    trusted = set(trusted_signers)
+    file_trusted = verify and memory_file.agent in trusted
+    report = ImportReport(verified=verify)
+    pending: list[MemoryRecord] = []
+    seen: set[str] = set()
+    for record in memory_file.records:
+        if store.contains(record.id) or record.id in seen:
+            report.skipped.append(record.id)
+            continue
+        seen.add(record.id)
+        signer_trusted = verify and record.signed_by in trusted
+        unsigned_in_trusted_file = file_trusted and not record.signed_by
+        incoming = record
+        if not (signer_trusted or unsigned_in_trusted_file) and EXTERNAL_TAINT not in (record.taint or ()):
+            incoming = record.evolve(taint=(*(record.taint or ()), EXTERNAL_TAINT))
+            report.tainted.append(record.id)
+        try:
+            check_next_version(None, incoming)
+        except AgentMemoryError as exc:
+            raise RecordError(
+                f"cannot import: {exc.detail}", path=path, record_id=record.id, field=exc.field
+            ) from None
+        screened, tags = screen_text(
+            incoming.body, field="body", policy=secrets, tags=incoming.tags, record_id=record.id, path=path
+        )
+        if screened != incoming.body:
+            incoming = dataclasses.replace(
+                incoming, id="", body=screened, tags=tags, signature="", signed_by=None
+            )
+            if store.contains(incoming.id):
+                report.skipped.append(record.id)
+                continue
+            report.redacted[record.id] = incoming.id
+        report.digests[incoming.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
+        pending.append(incoming)
+    _check_redaction_links(pending, report.redacted, path)
+    plans = plan_states(store, pending, {record.id for record in pending})
+    for record_id in [*plans.held_back, *plans.same_value]:
+        report.digests.pop(record_id, None)
+        if record_id in report.tainted:
+            report.tainted.remove(record_id)
+    report.held_back.update(plans.held_back)
+    report.same_value.update(plans.same_value)
+    report.skipped.extend(plans.same_value)
+    for control, origin in plan.to_append:
+        assert log is not None  # noqa: S101 - a plan with controls needs a log (checked above)
+        append_control(log, control, actor=actor, origin=origin)
+    report.controls_added.extend(plan.added)
+    report.controls_skipped.extend(plan.skipped)
+    report.controls_renamed.update(plan.renamed)
+    report.controls_refused.update(plan.refused)
+    for record in plans.plain:
+        store.put(record)
+        report.added.append(record.id)
+    write_routed(plans.routed, store, log, actor=actor, now=now or utc_now())
+    for routed in plans.routed:
+        assert routed.other is not None  # noqa: S101 - a routed plan always names the held value
+        report.added.append(routed.record.id)
+        kept = report.superseded if routed.kind is PlanKind.SUPERSEDE else report.disputed
+        kept[routed.record.id] = routed.other.id
+    if gate is not None:
+        view = gate.view()
+        added = set(report.added)
+        report.withdrawn.extend(r.id for r in pending if r.id in added and not view.is_exposed(r))
+    return report
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and rename (no torn file)."""
+    target = Path(path)
+    temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _check_redaction_links(records: list[MemoryRecord], redacted: dict[str, str], path: str | None) -> None:
+    """Refuse a file in which another record refers to a record that redaction gave a new id."""
+    if not redacted:
+        return
+    for record in records:
+        wire = json.dumps(record.to_wire(), ensure_ascii=False)
+        for old_id in redacted:
+            if old_id in wire:
+                raise RecordError(
+                    f"refers to {old_id}, whose body held a secret and would be stored redacted "
+                    "under a new id: refused, nothing was written",
+                    path=path,
+                    record_id=record.id,
+                    hint="remove the secret at the source and export again",
+                )
