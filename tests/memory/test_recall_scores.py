@@ -12,7 +12,7 @@ import pytest
 
 from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.records import State
+from agent_memory.records.record import State
 from memory.conftest import T0, at
 
 OLD = "The API rate limit is 100 requests per minute per token."
