@@ -94,7 +94,7 @@ def resolve(memory: Memory, form: Form) -> str:
 
 def supersede(memory: Memory, form: Form) -> str:
     """Save an edit as a new record superseding the old (``agent-memory supersede OLD TEXT --reason R``)."""
-    from agent_memory.records import check_plain_text
+    from agent_memory.records.record import check_plain_text
     from agent_memory.ui.opened import ui_source
 
     old_id, text = _field(form, "record_id"), _field(form, "text")

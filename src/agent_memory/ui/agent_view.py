@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from agent_memory.errors import AgentMemoryError, RecordError
 
 if TYPE_CHECKING:
-    from agent_memory.doctor import DoctorReport
-    from agent_memory.golden import GoldenReport
+    from agent_memory.doctor.diagnose import DoctorReport
+    from agent_memory.doctor.golden import GoldenReport
     from agent_memory.memory import Memory
 
 __all__ = ["AgentPage", "agent_page", "doctor_page"]
@@ -58,7 +58,7 @@ def agent_page(memory: Memory, chosen: str) -> AgentPage:
     Raises:
         RecordError: ``chosen`` is not one of the Home's views (field ``view``).
     """
-    from agent_memory.golden import load_golden, run_golden
+    from agent_memory.doctor.golden import load_golden, run_golden
     from agent_memory.jobs.views import render, view_files
 
     home = getattr(memory, "home", None)
@@ -89,7 +89,7 @@ def agent_page(memory: Memory, chosen: str) -> AgentPage:
 
 def doctor_page(memory: Memory) -> DoctorReport | None:
     """Return the doctor's report of ``memory``'s Home (no repairs), or ``None`` for a database."""
-    from agent_memory.doctor import doctor
+    from agent_memory.doctor.diagnose import doctor
 
     home = getattr(memory, "home", None)
     return doctor(home) if home is not None else None

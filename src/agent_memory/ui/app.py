@@ -191,8 +191,8 @@ def create_app(opened: OpenedMemory, *, token: str, port: int, sessions: Session
 
 
 def _choices() -> dict[str, tuple[str, ...]]:
-    from agent_memory.records import Kind, RecordType, State
-    from agent_memory.review import REVIEW_STATES
+    from agent_memory.governance.review_book import REVIEW_STATES
+    from agent_memory.records.record import Kind, RecordType, State
 
     return {
         "kind": tuple(k.value for k in Kind),

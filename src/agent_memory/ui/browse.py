@@ -3,8 +3,8 @@
 Reads only, through the porcelain: the latest version of every readable record
 (:meth:`~agent_memory.search.catalog.IndexCatalog.readable_records`, the reader recall and the
 views use), the withdrawal gate's view, review states from the log
-(:class:`~agent_memory.review.ReviewBook`) and :meth:`Memory.recall
-<agent_memory.recall_methods.RecallMethods.recall>` itself for the search box, so the page
+(:class:`~agent_memory.governance.review_book.ReviewBook`) and :meth:`Memory.recall
+<agent_memory.recall.service.RecallMethods.recall>` itself for the search box, so the page
 ranks exactly as ``agent-memory recall`` does and shows the same scores and reasons.
 
 Invariants: a filter value outside its vocabulary is refused by :class:`Filters` naming the
@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import RecordError
-from agent_memory.records import Kind, MemoryRecord, RecordType, State
-from agent_memory.review import REVIEW_STATES
+from agent_memory.governance.review_book import REVIEW_STATES
+from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
 if TYPE_CHECKING:
     from agent_memory.governance.gate import GateView
+    from agent_memory.governance.review_book import ReviewBook
     from agent_memory.log.base import LogEntry
     from agent_memory.memory import Memory
-    from agent_memory.review import ReviewBook
 
 __all__ = [
     "PAGE_SIZE",
@@ -176,7 +176,7 @@ class Listing:
 def browse(memory: Memory, reviews: ReviewBook, filters: Filters, *, page_size: int = PAGE_SIZE) -> Listing:
     """Return the page of records ``filters`` asks for: recall's ranking for a query, else newest first.
 
-    A search asks :meth:`Memory.recall <agent_memory.recall_methods.RecallMethods.recall>`
+    A search asks :meth:`Memory.recall <agent_memory.recall.service.RecallMethods.recall>`
     for up to :data:`SEARCH_LIMIT` records (history and archived records too when the state
     filter asks for them), without touching salience, then applies the other filters.
 

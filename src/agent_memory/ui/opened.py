@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from agent_memory.governance.review_book import ReviewBook
     from agent_memory.home import Home
     from agent_memory.memory import Memory
-    from agent_memory.review import ReviewBook
 
 __all__ = ["DATABASE_PREFIXES", "OpenedMemory", "ui_source"]
 
@@ -60,7 +60,7 @@ class OpenedMemory:
     """
 
     def __init__(self, memory: Memory, label: str) -> None:
-        from agent_memory.review import ReviewBook
+        from agent_memory.governance.review_book import ReviewBook
 
         self.memory = memory
         self.label = label

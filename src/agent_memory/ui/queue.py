@@ -20,9 +20,9 @@ from agent_memory.errors import AgentMemoryError
 if TYPE_CHECKING:
     from agent_memory.governance.promotion import PromotionProposal
     from agent_memory.governance.queue import ReviewQueue
+    from agent_memory.governance.review_book import ReviewBook
     from agent_memory.jobs.pending import PendingProposal
     from agent_memory.memory import Memory
-    from agent_memory.review import ReviewBook
     from agent_memory.ui.browse import Dispute
 
 __all__ = ["Proposal", "ReviewPage", "review_page"]
@@ -108,7 +108,7 @@ def _proposals(memory: Memory) -> tuple[tuple[str, tuple[Proposal, ...]], ...]:
 
 def _run_of(pending: PendingProposal) -> str:
     """Return the run a proposal came from (one ``consolidate`` or ``distill`` run stamps all alike)."""
-    from agent_memory.wire import format_timestamp
+    from agent_memory.records.wire import format_timestamp
 
     return f"run of {format_timestamp(pending.made_at)}"
 
