@@ -11,7 +11,7 @@ import importlib.metadata
 import re
 
 from agent_memory.search.embedders import MiniLMEmbedder
-from cli.installed import Cli
+from installed import Cli
 
 
 def test_the_model_and_the_mcp_sdk_are_dependencies_of_the_plain_install() -> None:
