@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib.metadata
 import re
 
-from agent_memory.search.embedders import MiniLMEmbedder
 from installed import Cli
+
+from agent_memory.search.embedders import MiniLMEmbedder
 
 
 def test_the_model_and_the_mcp_sdk_are_dependencies_of_the_plain_install() -> None:
