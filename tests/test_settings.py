@@ -69,10 +69,10 @@ def test_a_file_that_is_not_toml_is_refused(tmp_path: Path) -> None:
         Settings.load(write(tmp_path, "format = \n"))
 
 
-def test_recall_recency_defaults_to_seed_001_when_the_table_is_absent(tmp_path: Path) -> None:
+def test_recall_recency_defaults_to_a_mild_valid_time_decay_when_the_table_is_absent(tmp_path: Path) -> None:
     settings = Settings.load(write(tmp_path, VALID))
-    assert settings.recall == RecallSettings(recency="updated", recency_half_life_days=30.0)
-    assert settings.recall.half_life_days == 30.0
+    assert settings.recall == RecallSettings(recency="valid", recency_half_life_days=30.0, recency_weight=0.1)
+    assert settings.recall.half_life_days == 30.0 and settings.recall.weight == 0.1
     assert "[recall]\n" in settings.to_toml()
 
 
@@ -80,9 +80,11 @@ def test_recall_recency_defaults_to_seed_001_when_the_table_is_absent(tmp_path: 
     ("table", "expected"),
     [
         ('recency = "off"', RecallSettings("off", 30.0)),
-        ("recency_half_life_days = 7", RecallSettings("updated", 7.0)),
+        ("recency_half_life_days = 7", RecallSettings("valid", 7.0)),
         ('recency = "updated"\nrecency_half_life_days = 2.5e-3', RecallSettings("updated", 0.0025)),
         ('recency = "off"\nrecency_half_life_days = 90.25', RecallSettings("off", 90.25)),
+        ('recency = "updated"\nrecency_weight = 1', RecallSettings("updated", 30.0, 1.0)),
+        ("recency_weight = 0.0", RecallSettings("valid", 30.0, 0.0)),
     ],
 )
 def test_the_recall_table_is_read_and_written_back_the_same(
@@ -109,6 +111,11 @@ def test_the_recall_table_is_read_and_written_back_the_same(
         ("recency_half_life_days = inf", "recall.recency_half_life_days"),
         ("recency_half_life_days = nan", "recall.recency_half_life_days"),
         ("half_life = 30", "recall.half_life"),
+        ("recency_weight = 1.5", "recall.recency_weight"),
+        ("recency_weight = -0.1", "recall.recency_weight"),
+        ("recency_weight = nan", "recall.recency_weight"),
+        ('recency_weight = "0.1"', "recall.recency_weight"),
+        ("recency_weight = true", "recall.recency_weight"),
     ],
 )
 def test_a_bad_recall_setting_names_the_file_and_the_dotted_key(

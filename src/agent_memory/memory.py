@@ -97,8 +97,9 @@ class Memory(
         write_keys: Where ``remember`` finds duplicates and subjects' live records, and the
             log head left with no open intent is kept; in memory (filled by the first write)
             when omitted. :meth:`open` keeps a Home's in ``.cache/write-keys.sqlite``.
-        recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); seed 001's
-            recency by default. :meth:`open` reads the Home's.
+        recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); by default a
+            mild recency from valid time (:class:`~agent_memory.settings.RecallSettings`).
+            :meth:`open` reads the Home's.
     """
 
     def __init__(

@@ -40,8 +40,11 @@ _TOP_KEYS = {
     "recall",
 }
 
-RECENCY_MODES: tuple[str, ...] = ("updated", "off")
-"""How recall weighs a record's age: from ``updated_at`` (seed 001), or not at all."""
+RECENCY_MODES: tuple[str, ...] = ("valid", "updated", "off")
+"""How recall counts a record's age: from the start of its valid time (the default: when the fact
+began to hold, ``occurred_at`` for an event), from ``updated_at`` (seed 001), or not at all."""
+RECENCY_WEIGHT = 0.1
+"""The default share of a match's score that recency can take away (issue 21; see RecallSettings)."""
 
 
 def config_dir() -> Path:
@@ -59,27 +62,34 @@ def default_key_file(home_id: str) -> Path:
 class RecallSettings:
     """The ``[recall]`` table of ``memory.toml``: how recall weighs a record's age.
 
-    The default is seed 001's recency (origin-notes §1.13, DESIGN.md §5): the score is
-    multiplied by ``max(0.1, 0.5^(age/half-life))``, age counted from the record's
-    ``updated_at``. A Home of imported history (conversations written at their own dates,
-    months apart) may set ``recency = "off"`` so that an old answer is not outranked by recent
-    small talk (docs/benchmarks.md, "Retrieval quality").
+    The score is multiplied by ``1 − w · (1 − max(0.1, 0.5^(age/half-life)))``: seed 001's decay
+    (origin-notes §1.13, DESIGN.md §5) taking at most the share ``w`` of a match's score, so a
+    recent record wins between matches of near-equal relevance but never buries a better match
+    (issue 21: with ``w`` = 1, seed 001 exactly, ``Memory.recall`` on remembered LoCoMo turns
+    found 0.36 of the evidence in its top 10 where its index found 0.81). The age counts from
+    the start of the record's valid time by default, so remembered notes and imported ones with
+    the same dates rank alike (docs/settings.md, docs/benchmarks.md "Retrieval quality").
 
     Attributes:
-        recency: ``updated`` (default: age from ``updated_at``) or ``off`` (every record's
-            recency is 1.0).
-        recency_half_life_days: Days (> 0, finite) after which recency halves; 30 by default.
+        recency: ``valid`` (default: age from ``valid_from``, else ``occurred_at``, else
+            ``created_at``), ``updated`` (from ``updated_at``, seed 001) or ``off`` (every
+            record's recency is 1.0).
+        recency_half_life_days: Days (> 0, finite) after which the decay halves; 30 by default.
+        recency_weight: ``w`` in [0, 1]; 0.1 by default, 1 for seed 001's rule.
 
     Raises:
-        ConfigError: ``recency`` is not one of :data:`RECENCY_MODES`, or the half-life is not
-            a finite number of days above 0 (the dotted field named).
+        ConfigError: ``recency`` is not one of :data:`RECENCY_MODES`, the half-life is not a
+            finite number of days above 0, or the weight is not a number in [0, 1] (the dotted
+            field named).
     """
 
-    recency: str = "updated"
+    recency: str = "valid"
     recency_half_life_days: float = 30.0
+    recency_weight: float = RECENCY_WEIGHT
 
     def __post_init__(self) -> None:
         _check_recall(self.recency, self.recency_half_life_days, None)
+        _check_weight(self.recency_weight, None)
 
     @property
     def half_life_days(self) -> float | None:
@@ -96,24 +106,41 @@ class RecallSettings:
         """
         if not isinstance(table, Mapping):
             raise ConfigError("must be a table", path=path, field="recall")
-        unknown = sorted(set(table) - {"recency", "recency_half_life_days"})
+        unknown = sorted(set(table) - {"recency", "recency_half_life_days", "recency_weight"})
         if unknown:
             raise ConfigError(f"unknown settings {unknown}", path=path, field=f"recall.{unknown[0]}")
-        recency = table.get("recency", "updated")
+        recency = table.get("recency", "valid")
         half_life = table.get("recency_half_life_days", 30.0)
+        weight = table.get("recency_weight", RECENCY_WEIGHT)
         _check_recall(recency, half_life, path)
-        return cls(recency=recency, recency_half_life_days=float(half_life))
+        _check_weight(weight, path)
+        return cls(recency=recency, recency_half_life_days=float(half_life), recency_weight=float(weight))
 
     def to_toml(self) -> str:
         """Render the commented ``[recall]`` section of the template."""
         return (
             "[recall]\n"
-            "# Recall multiplies each match by its recency, max(0.1, 0.5^(age / half-life)), the age\n"
-            '# counted from when the record was last written ("updated"). "off" gives every record\n'
-            "# recency 1.0: for a Home of imported history, written at its own dates months apart.\n"
+            "# Recall multiplies each match by its recency, 1 - weight * (1 - max(0.1, 0.5^(age /\n"
+            '# half-life))), the age counted from when the fact began to hold ("valid"), or from when\n'
+            '# the record was last written ("updated"); "off" gives every record recency 1.0.\n'
             f"recency = {toml_string(self.recency)}\n"
-            "# Days after which recency halves.\n"
+            "# Days after which the decay halves.\n"
             f"recency_half_life_days = {float(self.recency_half_life_days)!r}\n"
+            "# The share of a match's score recency can take away: 1.0 is seed 001's rule.\n"
+            f"recency_weight = {float(self.recency_weight)!r}\n"
+        )
+
+    @property
+    def weight(self) -> float:
+        """The share of a score recency can take away, in [0, 1]; 0 when recency is off."""
+        return 0.0 if self.recency == "off" else float(self.recency_weight)
+
+
+def _check_weight(weight: Any, path: str | None) -> None:
+    number = isinstance(weight, int | float) and not isinstance(weight, bool)
+    if not number or not 0 <= weight <= 1:  # NaN fails both comparisons
+        raise ConfigError(
+            f"must be a number in [0, 1], got {weight!r}", path=path, field="recall.recency_weight"
         )
 
 

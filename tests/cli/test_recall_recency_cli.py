@@ -12,7 +12,7 @@ from agent_memory.records.wire import utc_now
 from agent_memory.search.recipes import SearchSettings, splice_search
 
 
-def test_recall_ranks_an_old_better_answer_first_only_when_the_home_turns_recency_off(cli: Cli) -> None:
+def test_recall_ranks_an_old_better_answer_first_unless_the_home_asks_for_seed_001_recency(cli: Cli) -> None:
     home = cli.home()
     toml = home / "memory.toml"
     toml.write_text(splice_search(toml.read_text("utf-8"), SearchSettings(("bm25",))), "utf-8")
@@ -29,10 +29,14 @@ def test_recall_ranks_an_old_better_answer_first_only_when_the_home_turns_recenc
         out = json.loads(cli.ok("recall", "narwhal", "--home", str(home), "--json"))
         return [r["id"] for r in out["records"]]
 
-    assert ranked() == [new, old]
+    assert ranked() == [old, new]
     text = toml.read_text("utf-8")
-    assert 'recency = "updated"' in text and "recency_half_life_days = 30.0" in text
-    toml.write_text(text.replace('recency = "updated"', 'recency = "off"'), "utf-8")
+    assert 'recency = "valid"' in text and "recency_half_life_days = 30.0" in text
+    assert "recency_weight = 0.1" in text
+    seed = text.replace('recency = "valid"', 'recency = "updated"').replace("weight = 0.1", "weight = 1.0")
+    toml.write_text(seed, "utf-8")
+    assert ranked() == [new, old]
+    toml.write_text(seed.replace('recency = "updated"', 'recency = "off"'), "utf-8")
     assert ranked() == [old, new]
 
     toml.write_text(text.replace("recency_half_life_days = 30.0", "recency_half_life_days = 0"), "utf-8")

@@ -1,8 +1,8 @@
 """Recall through the porcelain: scoring, budget, units, time, trust marks, the prompt block.
 
-Expected scores are computed here from each record's own fields and the seed 001 constants
-(origin-notes §1.13), written out below rather than imported, so a wrong constant in the
-library fails these tests.
+Expected scores are computed here from each record's own fields, the seed 001 constants
+(origin-notes §1.13) and the default recency weight (issue 21), written out below rather than
+imported, so a wrong constant in the library fails these tests.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from memory.conftest import T0, at
 SPEC_WEIGHTS = {"active": 1.0, "transitional": 0.8, "superseded": 0.3, "archived": 0.1}
 HALF_LIFE_DAYS = 30.0
 RECENCY_FLOOR = 0.1
+RECENCY_WEIGHT = 0.1  # the default share of a score recency can take away
 HALF_SATURATION = 5
 
 
@@ -45,9 +46,8 @@ def relevances(memory: Memory, query: str) -> dict[str, float]:
 def expected_score(
     record: MemoryRecord, relevance: float, now: datetime, touches: int, weight: float
 ) -> float:
-    assert record.updated_at is not None
-    age_days = max(0.0, (now - record.updated_at).total_seconds() / 86400)
-    recency = max(RECENCY_FLOOR, 0.5 ** (age_days / HALF_LIFE_DAYS))
+    age_days = max(0.0, (now - record.effective_valid_from).total_seconds() / 86400)
+    recency = 1 - RECENCY_WEIGHT * (1 - max(RECENCY_FLOOR, 0.5 ** (age_days / HALF_LIFE_DAYS)))
     salience = 1 + touches / (touches + HALF_SATURATION)
     return relevance * weight * recency * salience * record.confidence
 
@@ -82,13 +82,14 @@ def test_the_score_multiplies_relevance_state_weight_recency_salience_and_confid
     assert [r.score for r in result.records] == sorted((r.score for r in result.records), reverse=True)
 
 
-def test_recency_halves_every_thirty_days_and_never_falls_below_the_floor(memory: Memory) -> None:
+def test_recency_decay_halves_every_thirty_days_and_takes_at_most_its_weight(memory: Memory) -> None:
     rid = memory.remember("Walrus hauls out on ice.", source="s", now=T0).record_id
     confidence = memory.get(rid).confidence  # the only match: relevance 1
     month = memory.recall("walrus", now=at(HALF_LIFE_DAYS)).records[0]
-    assert month.score == pytest.approx(confidence * 0.5)
+    assert month.score == pytest.approx(confidence * (1 - RECENCY_WEIGHT * 0.5))
     ancient = memory.recall("walrus", now=at(100 * HALF_LIFE_DAYS)).records[0]
-    assert ancient.score == pytest.approx(confidence * RECENCY_FLOOR * (1 + 1 / (1 + HALF_SATURATION)))
+    floor = 1 - RECENCY_WEIGHT * (1 - RECENCY_FLOOR)
+    assert ancient.score == pytest.approx(confidence * floor * (1 + 1 / (1 + HALF_SATURATION)))
 
 
 def test_every_state_has_its_seed_weight(memory: Memory) -> None:
@@ -106,8 +107,8 @@ def test_every_state_has_its_seed_weight(memory: Memory) -> None:
         ("hay", disputed.record_id, State.TRANSITIONAL),
     ]:
         found = check_scores(memory, word, at(3), **options).records
-        [hit] = [item for item in found if item.record.state is state][:1]
-        assert rid is None or hit.record.id == rid
+        hit = next(item for item in found if item.record.state is state and rid in (None, item.record.id))
+        assert hit.score > 0
 
 
 def test_touches_raise_the_score_by_one_plus_n_over_n_plus_five(memory: Memory) -> None:
@@ -346,7 +347,8 @@ def test_recall_touches_what_it_returns_and_a_home_keeps_the_counts(tmp_path: Pa
     with Memory.open(tmp_path / "home") as reopened:
         assert reopened.salience.count(rid) == 2
         confidence = reopened.get(rid).confidence
-        expected = confidence * (1 + 2 / (2 + HALF_SATURATION)) * 0.5 ** (2 / HALF_LIFE_DAYS)
+        recency = 1 - RECENCY_WEIGHT * (1 - 0.5 ** (2 / HALF_LIFE_DAYS))
+        expected = confidence * (1 + 2 / (2 + HALF_SATURATION)) * recency
         assert reopened.recall("badger", now=at(2)).records[0].score == pytest.approx(expected)
 
 

@@ -1,4 +1,4 @@
-"""The ``[recall]`` recency knob: seed 001's recency by default, a set half-life, or off.
+"""The ``[recall]`` recency knob: a mild recency from valid time by default, seed 001's rule, or off.
 
 Expected scores are computed here from each record's own fields (relevance × state weight ×
 recency × salience × confidence, origin-notes §1.13), with the recency the setting asks for.
@@ -86,15 +86,35 @@ def old_and_new(memory: Memory) -> tuple[str, str]:
     return old, new
 
 
-def test_by_default_a_recent_weaker_match_outranks_an_old_better_one(open_memory: Opener) -> None:
+def test_by_default_an_old_better_match_outranks_a_recent_weaker_one(open_memory: Opener) -> None:
     memory = open_memory(None)
     assert memory.recall_settings == RecallSettings()
+    old, new = old_and_new(memory)
+    result = memory.recall("narwhal", now=at(0), touch=False)
+    assert result.ids == (old, new)
+    relevance = relevance_of(memory, "narwhal")
+    taken = 1 - 0.1 * (1 - max(0.1, 0.5 ** (400 / 30)))  # recency takes at most 0.1 of the score
+    assert result.records[0].score == pytest.approx(relevance[old] * taken * memory.get(old).confidence)
+
+
+def test_seed_001_recency_lets_a_recent_weaker_match_outrank_an_old_better_one(open_memory: Opener) -> None:
+    memory = open_memory(RecallSettings(recency="updated", recency_weight=1.0))
     old, new = old_and_new(memory)
     result = memory.recall("narwhal", now=at(0), touch=False)
     assert result.ids == (new, old)
     relevance = relevance_of(memory, "narwhal")
     floor = max(0.1, 0.5 ** (400 / 30))
     assert result.records[1].score == pytest.approx(relevance[old] * floor * memory.get(old).confidence)
+
+
+def test_the_default_age_counts_from_valid_time_not_from_when_the_note_was_written(
+    open_memory: Opener,
+) -> None:
+    memory = open_memory(None)
+    rid = memory.remember("Walrus hauls out on ice.", source="s", occurred_at=at(-60), now=at(0)).record_id
+    confidence = memory.get(rid).confidence
+    score = memory.recall("walrus", now=at(0), touch=False).records[0].score
+    assert score == pytest.approx(confidence * (1 - 0.1 * (1 - 0.25)))  # two half-lives old
 
 
 def test_with_recency_off_records_of_any_age_rank_by_relevance_alone(open_memory: Opener) -> None:
@@ -109,7 +129,7 @@ def test_with_recency_off_records_of_any_age_rank_by_relevance_alone(open_memory
 
 
 def test_the_half_life_is_the_number_of_days_after_which_recency_halves(open_memory: Opener) -> None:
-    memory = open_memory(RecallSettings(recency_half_life_days=7.5))
+    memory = open_memory(RecallSettings(recency_half_life_days=7.5, recency_weight=1.0))
     rid = memory.remember("Walrus hauls out on ice.", source="s", now=T0).record_id
     confidence = memory.get(rid).confidence
     assert memory.recall("walrus", now=at(7.5), touch=False).records[0].score == pytest.approx(
@@ -129,7 +149,7 @@ def test_a_bad_recall_table_stops_the_home_opening_and_changes_nothing(tmp_path:
     with Memory.open(root) as memory:
         memory.remember(OLD, source="s", now=T0)
     toml = root / "memory.toml"
-    toml.write_text(toml.read_text("utf-8").replace('recency = "updated"', 'recency = "never"'), "utf-8")
+    toml.write_text(toml.read_text("utf-8").replace('recency = "valid"', 'recency = "never"'), "utf-8")
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     with pytest.raises(ConfigError) as info:
         Memory.open(root)

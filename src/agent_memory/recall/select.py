@@ -9,8 +9,10 @@ DESIGN.md §5, §9 "Time", "Tokens"):
   about the subject, and the current value answers it too (issue 21);
 - score = relevance × state weight (active 1.0, transitional 0.8, superseded 0.3, archived 0.1;
   a record a person marked stale, or rejected, weighs like superseded: ``min(weight, 0.3)``)
-  × recency ``max(0.1, 0.5^(age/30 days))`` (age from ``updated_at`` to ``now``; the half-life,
-  or recency off, from ``memory.toml`` ``[recall]``: :class:`~agent_memory.settings.RecallSettings`)
+  × recency ``1 − w · (1 − max(0.1, 0.5^(age/30 days)))`` (seed 001's decay when ``w`` = 1; age
+  to ``now`` from the start of the valid time, or from ``updated_at``; the basis, half-life and
+  ``w``, or recency off, from ``memory.toml`` ``[recall]``:
+  :class:`~agent_memory.settings.RecallSettings`, by default valid time and ``w`` = 0.1)
   × salience ``1 + n/(n+5)`` (``n`` touches) × confidence; a score ≤ 0 is dropped;
 - archived records only with ``include_archived``; superseded ones only with
   ``include_history`` (as hits, and as the ``supersedes`` trail of a hit) or when
@@ -69,7 +71,9 @@ STATE_WEIGHTS = {State.ACTIVE: 1.0, State.TRANSITIONAL: 0.8, State.SUPERSEDED: 0
 STALE_WEIGHT = STATE_WEIGHTS[State.SUPERSEDED]
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_FLOOR = 0.1
-CANDIDATES_PER_INDEX = 32
+CANDIDATES_PER_INDEX = 100
+"""Candidates recall asks of its indexes (or ``4 × k`` when more): the origin asked 32, which
+capped a large budget at 32 records; the default hybrid asks each part for 100 anyway."""
 CHARS_PER_TOKEN = 4
 
 ReviewLookup = Callable[[MemoryRecord], str]
@@ -226,6 +230,8 @@ class _Scorer:
     review_of: ReviewLookup
     reviews: dict[str, str] = field(default_factory=dict)
     half_life_days: float | None = RECENCY_HALF_LIFE_DAYS
+    recency_weight: float = 1.0
+    recency_from: str = "updated"
 
     def review(self, record: MemoryRecord) -> str:
         if record.id not in self.reviews:
@@ -237,7 +243,7 @@ class _Scorer:
         weight = STATE_WEIGHTS[record.state]
         if review == "rejected" or is_stale(review):
             weight = min(weight, STALE_WEIGHT)
-        recency = _recency(record, self.now, self.half_life_days)
+        recency = _recency(record, self.now, self.half_life_days, self.recency_weight, self.recency_from)
         return relevance * weight * recency * self.boost(record.id) * record.confidence
 
 
@@ -251,6 +257,8 @@ def select(
     review_of: ReviewLookup,
     withheld: Callable[[str], bool] = lambda _: False,
     recency_half_life_days: float | None = RECENCY_HALF_LIFE_DAYS,
+    recency_weight: float = 1.0,
+    recency_from: str = "updated",
 ) -> RecallResult:
     """Score the candidates and fill the budget with whole units (the core of recall).
 
@@ -267,6 +275,10 @@ def select(
             such in the notes, never shown), rather than unreadable or erased.
         recency_half_life_days: Days after which recency halves (seed 001: 30); ``None``
             turns recency off (every record 1.0; ``memory.toml`` ``[recall] recency = "off"``).
+        recency_weight: The share of a score recency can take away, in [0, 1] (seed 001: 1;
+            a Home's default 0.1, :class:`~agent_memory.settings.RecallSettings`).
+        recency_from: ``updated`` (age from ``updated_at``, seed 001) or ``valid`` (from the
+            start of the record's valid time).
     """
     with one_pass(), asking(relevance):
         return _select(
@@ -278,6 +290,8 @@ def select(
             review_of=review_of,
             withheld=withheld,
             recency_half_life_days=recency_half_life_days,
+            recency_weight=recency_weight,
+            recency_from=recency_from,
         )
 
 
@@ -291,8 +305,17 @@ def _select(
     review_of: ReviewLookup,
     withheld: Callable[[str], bool],
     recency_half_life_days: float | None,
+    recency_weight: float,
+    recency_from: str,
 ) -> RecallResult:
-    scorer = _Scorer(now, boost, review_of, half_life_days=recency_half_life_days)
+    scorer = _Scorer(
+        now,
+        boost,
+        review_of,
+        half_life_days=recency_half_life_days,
+        recency_weight=recency_weight,
+        recency_from=recency_from,
+    )
     hidden: Counter[str] = Counter()
     scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
     lent = _lend_to_successors(relevance, version_of)
@@ -441,14 +464,21 @@ def _notes(
     return notes
 
 
-def _recency(record: MemoryRecord, now: datetime, half_life_days: float | None) -> float:
-    """Seed 001's ``max(0.1, 0.5^(age/half-life))``, age in days from ``updated_at``; 1.0 when off."""
-    if half_life_days is None:
+def _recency(
+    record: MemoryRecord, now: datetime, half_life_days: float | None, weight: float, basis: str
+) -> float:
+    """Return ``1 − weight · (1 − max(0.1, 0.5^(age/half-life)))``, in [1 − weight·0.9, 1]; 1.0 when off.
+
+    The age is in days to ``now`` from ``updated_at`` (``basis`` ``updated``, seed 001) or from
+    the start of the valid time (``valid``); a time after ``now`` counts as age 0.
+    """
+    if half_life_days is None or weight == 0:
         return 1.0
     assert record.updated_at is not None  # noqa: S101 - always set by the record
-    age_days = max(0.0, (now - record.updated_at).total_seconds() / 86400.0)
-    decay: float = 0.5 ** (age_days / half_life_days)
-    return max(RECENCY_FLOOR, decay)
+    start = record.updated_at if basis == "updated" else record.effective_valid_from
+    age_days = max(0.0, (now - start).total_seconds() / 86400.0)
+    decay: float = max(RECENCY_FLOOR, 0.5 ** (age_days / half_life_days))
+    return 1.0 - weight * (1.0 - decay)
 
 
 def _unit(

@@ -14,7 +14,14 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from agent_memory.governance.review_book import one_pass
-from agent_memory.recall.select import RecallQuery, RecallResult, fuse_relevance, lookup_versions, select
+from agent_memory.recall.select import (
+    CANDIDATES_PER_INDEX,
+    RecallQuery,
+    RecallResult,
+    fuse_relevance,
+    lookup_versions,
+    select,
+)
 
 if TYPE_CHECKING:
     from agent_memory.governance.gate import Gate
@@ -56,8 +63,10 @@ class RecallMethods:
     ) -> RecallResult:
         """Return the records that best answer ``query`` within ``budget_tokens`` (rules: :mod:`.recall`).
 
-        Recency follows :attr:`recall_settings` (``memory.toml`` ``[recall]``; seed 001's
-        half-life of 30 days by default, or off for a Home of imported history).
+        Recency follows :attr:`recall_settings` (``memory.toml`` ``[recall]``; by default a
+        decay of half-life 30 days from each record's valid time that takes at most 0.1 of a
+        score, so a Home of remembered notes ranks like one of imported notes with the same
+        texts and dates).
 
         Args:
             query: Any text; searched literally (never an error for odd characters).
@@ -85,7 +94,8 @@ class RecallMethods:
             self.catalog.refresh()
             # The question's dates ("yesterday") are read on the Home's local days.
             asked = stamp.astimezone(self.zone)
-            relevance = fuse_relevance(self.catalog.query(query, k=max(32, (k or 0) * 4), now=asked))
+            wanted = max(CANDIDATES_PER_INDEX, (k or 0) * 4)
+            relevance = fuse_relevance(self.catalog.query(query, k=wanted, now=asked))
             plain = lookup_versions(self.store.get, self.store.history, as_of)
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(
@@ -98,6 +108,8 @@ class RecallMethods:
                     review_of=self._reviews.state_of,
                     withheld=lambda record_id: plain(record_id) is not None,
                     recency_half_life_days=self.recall_settings.half_life_days,
+                    recency_weight=self.recall_settings.weight,
+                    recency_from=self.recall_settings.recency,
                 )
             if result.records and touch:
                 self.salience.touch([r.record.id for r in result.records], now=stamp)
