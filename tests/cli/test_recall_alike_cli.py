@@ -17,7 +17,7 @@ from pathlib import Path
 from installed import Cli
 
 from agent_memory.memory import Memory
-from agent_memory.wire import utc_now
+from agent_memory.records.wire import utc_now
 
 SESSIONS = [  # (days before today, turns as (speaker, text))
     (
