@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from agent_memory.errors import ProposalError
-from agent_memory.jobs.text import content_terms, infer_slots, jaccard, trigrams
+from agent_memory.jobs.text import content_terms, fact_difference, infer_slots, jaccard, trigrams
 from agent_memory.recall.salience import Touch
 from agent_memory.records.lifecycle import RULE_FLAG_REASON
 from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
@@ -100,8 +100,11 @@ def near_dup_similarity(a: MemoryRecord, b: MemoryRecord, ta: Terms, tb: Terms) 
     """Return the trigram Jaccard in [0, 1] of two bodies, or ``None`` where the operator abstains.
 
     Abstains (origin-notes §1.12 ``TrigramNearDupOperator``) on episodes, on a shared slot
-    with different values, and on a pair where one side negates the other; and (DESIGN.md
-    §9) on anything but two ``knowledge`` records of one namespace and type.
+    with different values, and on a pair where one side negates the other; (DESIGN.md §9) on
+    anything but two ``knowledge`` records of one namespace and type; and (issue 21) on two
+    texts that state different facts, whatever their wording shares (numbers, identifiers,
+    dates or names differ: :func:`~.text.fact_difference`), and on a tainted record beside an
+    untainted one, so a merge never lets tainted text supersede an untainted record.
     """
     if a.type is RecordType.EPISODE or b.type is RecordType.EPISODE or a.type is not b.type:
         return None
@@ -110,6 +113,10 @@ def near_dup_similarity(a: MemoryRecord, b: MemoryRecord, ta: Terms, tb: Terms) 
     if a.effective_namespace != b.effective_namespace:
         return None
     if _slot_conflict(ta, tb) is not None or _negates(ta, tb):
+        return None
+    if bool(a.taint) != bool(b.taint):
+        return None
+    if fact_difference(a.body, b.body) is not None:
         return None
     return jaccard(_trigrams(a.body), _trigrams(b.body))
 

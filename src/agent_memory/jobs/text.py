@@ -18,6 +18,7 @@ __all__ = [
     "POLARITY_FRAME_STEMS",
     "STOPWORDS",
     "content_terms",
+    "fact_difference",
     "infer_slots",
     "jaccard",
     "normalize_phrase",
@@ -150,3 +151,65 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def trigram_jaccard(a: str, b: str) -> float:
     """Return the Jaccard similarity in [0, 1] of the trigram sets of two texts (origin-notes §1.12)."""
     return jaccard(trigrams(a), trigrams(b))
+
+
+# Tokens that carry a fact rather than its wording (issue 21): anything holding a digit (numbers,
+# amounts, versions, times, identifiers such as INV-1041, db-3, 10.0.0.1), month and weekday
+# names, and capitalised words (names; a sentence's first word only when it is not a stopword). Two texts that differ in one of these
+# state different facts, however alike their trigrams.
+_FACT_TOKEN = re.compile(r"[A-Za-z_]*\d[\w.:/@#-]*\w|\d")
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+_CALENDAR: frozenset[str] = frozenset(
+    {
+        *("january", "february", "march", "april", "may", "june", "july", "august", "september"),
+        *("october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep"),
+        *("sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday"),
+        *("saturday", "sunday", "today", "yesterday", "tomorrow"),
+    }
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)([A-Za-z][\w'-]*)")
+
+
+def _facts(text: str) -> tuple[set[str], set[str], set[str]]:
+    """Return (digit-bearing tokens, calendar words, capitalised words that may be names), lower-cased."""
+    numbers = {token.lower() for token in _FACT_TOKEN.findall(text)}
+    words = _WORD.findall(text)
+    calendar = {w.lower() for w in words if w.lower() in _CALENDAR}
+    starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
+    names = {
+        word
+        for m in _WORD.finditer(text)
+        if m.group(0)[0].isupper()
+        and (word := m.group(0).lower()) not in _CALENDAR
+        and not (m.start() in starts and word in STOPWORDS)
+    }
+    return numbers, calendar, names
+
+
+def fact_difference(a: str, b: str) -> str | None:
+    """Return why two texts state different facts (numbers, identifiers, dates, names), or ``None``.
+
+    A number or identifier (a token holding a digit) or a month or weekday name in one text and
+    not the other is a difference; so is a capitalised word of one text (a name; a sentence's
+    first word unless it is a stopword) whose lower-case form the other text does not hold at
+    all, so "the API" and "the api" do not differ but "Alice paid" and "Bob paid" do. Pure;
+    never raises.
+
+    Returns:
+        e.g. ``"numbers or identifiers differ: 1041 vs 1047"``, or ``None`` when none differ.
+    """
+    (num_a, cal_a, names_a), (num_b, cal_b, names_b) = _facts(a), _facts(b)
+    if num_a != num_b:
+        return f"numbers or identifiers differ: {_listed(num_a - num_b)} vs {_listed(num_b - num_a)}"
+    if cal_a != cal_b:
+        return f"dates differ: {_listed(cal_a - cal_b)} vs {_listed(cal_b - cal_a)}"
+    words_a = {w.lower() for w in _WORD.findall(a)}
+    words_b = {w.lower() for w in _WORD.findall(b)}
+    only_a, only_b = names_a - words_b, names_b - words_a
+    if only_a or only_b:
+        return f"names differ: {_listed(only_a)} vs {_listed(only_b)}"
+    return None
+
+
+def _listed(tokens: set[str]) -> str:
+    return ", ".join(sorted(tokens)) or "none"
