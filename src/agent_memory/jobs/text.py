@@ -155,8 +155,8 @@ def trigram_jaccard(a: str, b: str) -> float:
 
 # Tokens that carry a fact rather than its wording (issue 21): anything holding a digit (numbers,
 # amounts, versions, times, identifiers such as INV-1041, db-3, 10.0.0.1), month and weekday
-# names, and capitalised words (names; a sentence's first word only when it is not a stopword). Two texts that differ in one of these
-# state different facts, however alike their trigrams.
+# names, and capitalised words (names; a sentence's first word only when it is not a stopword).
+# Two texts that differ in one of these state different facts, however alike their trigrams.
 _FACT_TOKEN = re.compile(r"[A-Za-z_]*\d[\w.:/@#-]*\w|\d")
 _WORD = re.compile(r"[A-Za-z][\w'-]*")
 _CALENDAR: frozenset[str] = frozenset(
