@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,11 +21,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from agent_memory.errors import ConfigError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.secrets import SecretsSettings
-from agent_memory.jobs.distill_llm import LLMSettings
 from agent_memory.records.wire import toml_string
 from agent_memory.search.recipes import SearchSettings
 
-__all__ = ["HOME_FORMAT", "RECENCY_MODES", "RecallSettings", "Settings", "config_dir", "default_key_file"]
+__all__ = [
+    "HOME_FORMAT",
+    "RECENCY_MODES",
+    "LLMSettings",
+    "RecallSettings",
+    "Settings",
+    "config_dir",
+    "default_key_file",
+]
 
 HOME_FORMAT = "agent-memory-home/1"
 _TOP_KEYS = {
@@ -56,6 +64,84 @@ def config_dir() -> Path:
 def default_key_file(home_id: str) -> Path:
     """Return where a Home's key lives by default: outside its git tree, in the config folder."""
     return config_dir() / "keys" / f"{home_id}.key"
+
+
+_LLM_KEYS = {
+    "base_url": str,
+    "model": str,
+    "api_key_env": str,
+    "timeout_seconds": int,
+    "max_retries": int,
+    "batch_lines": int,
+    "json_mode": bool,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMSettings:
+    """The ``[llm]`` table of ``memory.toml``: where ``distill --operator llm`` sends archived lines.
+
+    Attributes:
+        base_url: The endpoint's base URL, ``http(s)://host[:port]/v1``.
+        model: The model name the server knows.
+        api_key_env: Name of the environment variable holding the API key; ``""`` for an
+            endpoint that needs none.
+        timeout_seconds: Per request, ≥ 1.
+        max_retries: Retries of a failed request by the client (≥ 0).
+        batch_lines: Archived lines per request, ≥ 1.
+        json_mode: Ask for ``response_format: json_object`` (turn off for servers without it).
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_seconds: int = 60
+    max_retries: int = 2
+    batch_lines: int = 20
+    json_mode: bool = True
+
+    @classmethod
+    def from_toml(cls, table: Any, path: str | None = None) -> LLMSettings:
+        """Read the ``[llm]`` table.
+
+        Raises:
+            ConfigError: Not a table, an unknown or mistyped key, a missing ``base_url`` or
+                ``model``, a URL that is not http(s), or a number out of range (key named).
+        """
+        if not isinstance(table, Mapping):
+            raise ConfigError("must be a table", path=path, field="llm")
+        unknown = sorted(set(table) - set(_LLM_KEYS))
+        if unknown:
+            raise ConfigError(f"unknown settings {unknown}", path=path, field=f"llm.{unknown[0]}")
+        for key, kind in _LLM_KEYS.items():
+            value = table.get(key)
+            if key in table and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+                raise ConfigError(f"must be a {kind.__name__}", path=path, field=f"llm.{key}")
+        for key in ("base_url", "model"):
+            if not table.get(key):
+                raise ConfigError("required setting is missing", path=path, field=f"llm.{key}")
+        if not re.match(r"\Ahttps?://\S+\Z", table["base_url"]):
+            raise ConfigError("must be an http:// or https:// URL", path=path, field="llm.base_url")
+        found = cls(**table)
+        for key, least in (("timeout_seconds", 1), ("max_retries", 0), ("batch_lines", 1)):
+            if getattr(found, key) < least:
+                raise ConfigError(f"must be at least {least}", path=path, field=f"llm.{key}")
+        return found
+
+    def to_toml(self) -> str:
+        """Render the commented ``[llm]`` section."""
+        return (
+            "[llm]\n"
+            "# An OpenAI-compatible chat endpoint for `agent-memory distill --operator llm`.\n"
+            f"base_url = {toml_string(self.base_url)}\n"
+            f"model = {toml_string(self.model)}\n"
+            '# The environment variable holding the API key ("" when the endpoint needs none).\n'
+            f"api_key_env = {toml_string(self.api_key_env)}\n"
+            f"timeout_seconds = {self.timeout_seconds}\n"
+            f"max_retries = {self.max_retries}\n"
+            f"batch_lines = {self.batch_lines}\n"
+            f"json_mode = {'true' if self.json_mode else 'false'}\n"
+        )
 
 
 @dataclass(frozen=True, slots=True)

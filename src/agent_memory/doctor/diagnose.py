@@ -429,7 +429,7 @@ def _check_state(home: Home) -> Check:
 
 
 def _check_salience(home: Home) -> Check:
-    from agent_memory.recall.salience import _touch_from_json  # the sidecar's own strict reader
+    from agent_memory.recall.salience import touch_from_json  # the sidecar's own strict reader
 
     path: Path = home.cache_dir / "salience.json"
     if not path.exists():
@@ -437,7 +437,7 @@ def _check_salience(home: Home) -> Check:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         for entry in raw["scores"].values():
-            _touch_from_json(entry)
+            touch_from_json(entry)
     except Exception as exc:  # any damage: bad JSON, shapes, timestamps (the sidecar resets the same way)
         return Check("salience", False, (f"{path}: unreadable ({exc})",), fixable=True)
     return Check("salience", True, (f"{len(raw['scores'])} touch record(s)",))

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from agent_memory.governance.actors import Actors
     from agent_memory.governance.gate import Gate
     from agent_memory.log.base import OperationLog
-    from agent_memory.memory import PendingRecords
     from agent_memory.stores.base import RecordStore
+    from agent_memory.write.held import PendingRecords
 
 __all__ = ["WithdrawalMethods"]
 

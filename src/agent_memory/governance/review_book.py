@@ -30,7 +30,7 @@ from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.records.record import MemoryRecord
 
-__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "log_head", "one_pass"]
+__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "is_stale", "log_head", "one_pass"]
 
 # verdict word in an event -> (axis, value it sets; "" removes the mark on that axis)
 VERDICTS = {
@@ -165,3 +165,8 @@ class ReviewBook:
                         else:
                             marks.stale = bool(value)
                 self._seen = entry.seq
+
+
+def is_stale(review: str) -> bool:
+    """Return whether a review state carries a person's stale mark (see :class:`ReviewState`)."""
+    return review.stale if isinstance(review, ReviewState) else review == "stale"

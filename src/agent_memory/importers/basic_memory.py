@@ -33,8 +33,8 @@ from dataclasses import replace
 from datetime import datetime, tzinfo
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item, Problem
 from agent_memory.importers.frontmatter import meta_date, meta_tags, meta_text
+from agent_memory.importers.items import Item, Problem
 from agent_memory.importers.markdown import (
     Note,
     note_chunks,

@@ -36,9 +36,9 @@ from collections.abc import Iterator
 from datetime import tzinfo
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item, Problem
 from agent_memory.importers.files import SKIP_DIRS, TextFile, resolve_root
 from agent_memory.importers.frontmatter import meta_text
+from agent_memory.importers.items import Item, Problem
 from agent_memory.importers.markdown import (
     Note,
     curated_units,

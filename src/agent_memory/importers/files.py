@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from agent_memory.bindings.block import BEGIN, END
 from agent_memory.errors import RecordError
-from agent_memory.importers import Problem
-from agent_memory.jobs.views import _FOOTER_LINE
+from agent_memory.importers.items import Problem
+from agent_memory.jobs.views import FOOTER_LINE
 
 __all__ = [
     "HOME_SKIPPED",
@@ -234,6 +234,6 @@ def strip_own_blocks(text: str) -> str:
         if inside or marker == BEGIN:
             inside = marker != END
             lines[number] = ""
-        elif _FOOTER_LINE.fullmatch((marker + "\n").encode("utf-8")):
+        elif FOOTER_LINE.fullmatch((marker + "\n").encode("utf-8")):
             lines[number] = ""
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from datetime import datetime, tzinfo
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item
+from agent_memory.importers.items import Item
 
 __all__ = ["chunk_markdown", "read_git"]
 

@@ -18,7 +18,7 @@ from datetime import tzinfo
 from typing import Any
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item, load_json, parse_date
+from agent_memory.importers.items import Item, load_json, parse_date
 
 __all__ = ["read_locomo"]
 

@@ -33,9 +33,9 @@ from datetime import tzinfo
 from typing import Any
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item, Problem
 from agent_memory.importers.files import TextFile, anchor_of, read_file, resolve_root, walk
 from agent_memory.importers.frontmatter import meta_date, meta_tags, meta_text, split_frontmatter
+from agent_memory.importers.items import Item, Problem
 
 __all__ = [
     "MAX_CHUNK_CHARS",

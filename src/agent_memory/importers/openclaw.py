@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from datetime import date, datetime, time, tzinfo
 
 from agent_memory.errors import RecordError
-from agent_memory.importers import Item, Problem
 from agent_memory.importers.files import SKIP_DIRS, TextFile, resolve_root, walk
+from agent_memory.importers.items import Item, Problem
 from agent_memory.importers.markdown import (
     Note,
     curated_units,

@@ -36,13 +36,12 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError
 from agent_memory.jobs.distill_rules import Candidate, Extraction, grounded
 from agent_memory.records.record import EpistemicStatus, Kind, Scope
-from agent_memory.records.wire import toml_string
+from agent_memory.settings import LLMSettings
 
 if TYPE_CHECKING:
     from agent_memory.jobs.inbox import InboxItem
@@ -57,15 +56,6 @@ _FIELDS = frozenset({"anchor", "text", "type", "tags", "kind", "subject", "actio
 _MOVES = frozenset({"supersedes", "superseded_by", "target", "target_id", "delete", "archive", "merge"})
 _LABEL = re.compile(r"\A[a-z0-9][a-z0-9._-]{0,63}\Z")
 _FENCE = re.compile(r"\A```(?:json)?\s*\n(?P<body>.*)\n```\Z", re.S)
-_SETTINGS = {
-    "base_url": str,
-    "model": str,
-    "api_key_env": str,
-    "timeout_seconds": int,
-    "max_retries": int,
-    "batch_lines": int,
-    "json_mode": bool,
-}
 _SYSTEM = (
     "You maintain an agent's long-term memory. You get archived memory lines as JSON. "
     "Extract the items worth remembering across sessions: preferences, decisions, stable "
@@ -81,73 +71,6 @@ _SYSTEM = (
 
 class OperatorError(AgentMemoryError):
     """The LLM endpoint could not be used (unreachable, an HTTP error); ``path`` is its URL, never a key."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LLMSettings:
-    """The ``[llm]`` table of ``memory.toml``: where ``distill --operator llm`` sends archived lines.
-
-    Attributes:
-        base_url: The endpoint's base URL, ``http(s)://host[:port]/v1``.
-        model: The model name the server knows.
-        api_key_env: Name of the environment variable holding the API key; ``""`` for an
-            endpoint that needs none.
-        timeout_seconds: Per request, ≥ 1.
-        max_retries: Retries of a failed request by the client (≥ 0).
-        batch_lines: Archived lines per request, ≥ 1.
-        json_mode: Ask for ``response_format: json_object`` (turn off for servers without it).
-    """
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_seconds: int = 60
-    max_retries: int = 2
-    batch_lines: int = 20
-    json_mode: bool = True
-
-    @classmethod
-    def from_toml(cls, table: Any, path: str | None = None) -> LLMSettings:
-        """Read the ``[llm]`` table.
-
-        Raises:
-            ConfigError: Not a table, an unknown or mistyped key, a missing ``base_url`` or
-                ``model``, a URL that is not http(s), or a number out of range (key named).
-        """
-        if not isinstance(table, Mapping):
-            raise ConfigError("must be a table", path=path, field="llm")
-        unknown = sorted(set(table) - set(_SETTINGS))
-        if unknown:
-            raise ConfigError(f"unknown settings {unknown}", path=path, field=f"llm.{unknown[0]}")
-        for key, kind in _SETTINGS.items():
-            value = table.get(key)
-            if key in table and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
-                raise ConfigError(f"must be a {kind.__name__}", path=path, field=f"llm.{key}")
-        for key in ("base_url", "model"):
-            if not table.get(key):
-                raise ConfigError("required setting is missing", path=path, field=f"llm.{key}")
-        if not re.match(r"\Ahttps?://\S+\Z", table["base_url"]):
-            raise ConfigError("must be an http:// or https:// URL", path=path, field="llm.base_url")
-        found = cls(**table)
-        for key, least in (("timeout_seconds", 1), ("max_retries", 0), ("batch_lines", 1)):
-            if getattr(found, key) < least:
-                raise ConfigError(f"must be at least {least}", path=path, field=f"llm.{key}")
-        return found
-
-    def to_toml(self) -> str:
-        """Render the commented ``[llm]`` section."""
-        return (
-            "[llm]\n"
-            "# An OpenAI-compatible chat endpoint for `agent-memory distill --operator llm`.\n"
-            f"base_url = {toml_string(self.base_url)}\n"
-            f"model = {toml_string(self.model)}\n"
-            '# The environment variable holding the API key ("" when the endpoint needs none).\n'
-            f"api_key_env = {toml_string(self.api_key_env)}\n"
-            f"timeout_seconds = {self.timeout_seconds}\n"
-            f"max_retries = {self.max_retries}\n"
-            f"batch_lines = {self.batch_lines}\n"
-            f"json_mode = {'true' if self.json_mode else 'false'}\n"
-        )
 
 
 class LLMOperator:

@@ -17,18 +17,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from typing import TYPE_CHECKING
 
+from agent_memory.governance.review_book import ReviewState
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
-
-if TYPE_CHECKING:
-    from agent_memory.jobs.topics import TopicSummary
-    from agent_memory.jobs.views import Entry
 
 __all__ = [
     "CATEGORIES",
     "GENERATED",
+    "Entry",
     "HotStats",
+    "TopicSummary",
     "category",
     "day_of",
     "hot_order",
@@ -45,6 +43,47 @@ GENERATED = (
 CATEGORIES = ("current", "cleanup", "review", "history")
 _RECENT = 10
 _SECTION_CAP = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One record as the views see it.
+
+    Attributes:
+        record: Its latest version.
+        review: Its review state (computed from review events, never from a field).
+        topic: The stem of its topic page under ``topics/``.
+    """
+
+    record: MemoryRecord
+    review: ReviewState
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSummary:
+    """What the index says about one topic page.
+
+    Attributes:
+        slug: File stem under ``topics/``.
+        title: Human title (the slug, spaced and capitalised).
+        triggers: When to read it: subjects, co-occurring tags, then frequent words.
+        counts: Entries per :data:`CATEGORIES` word.
+        last_updated: Latest local day any of its records changed.
+        source_dates: Days of its sources (archive anchor days, else the day the record was made).
+    """
+
+    slug: str
+    title: str
+    triggers: tuple[str, ...]
+    counts: dict[str, int]
+    last_updated: date
+    source_dates: tuple[date, ...]
+
+    @property
+    def path(self) -> str:
+        """The page's path relative to the Home root."""
+        return f"topics/{self.slug}.md"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,15 +20,19 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, tzinfo
-from typing import TYPE_CHECKING
 
-from agent_memory.jobs.pages import CATEGORIES, GENERATED, category, day_of, newest_first, row
+from agent_memory.jobs.pages import (
+    CATEGORIES,
+    GENERATED,
+    Entry,
+    TopicSummary,
+    category,
+    day_of,
+    newest_first,
+    row,
+)
 from agent_memory.records.record import Kind, MemoryRecord, RecordType
-
-if TYPE_CHECKING:
-    from agent_memory.jobs.views import Entry
 
 __all__ = ["TopicSummary", "slugify", "summarize", "topic_of", "topic_page"]
 
@@ -49,32 +53,6 @@ _TYPE_TOPICS = {
     RecordType.PROCEDURE: "procedures",
     RecordType.RULE: "rules",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class TopicSummary:
-    """What the index says about one topic page.
-
-    Attributes:
-        slug: File stem under ``topics/``.
-        title: Human title (the slug, spaced and capitalised).
-        triggers: When to read it: subjects, co-occurring tags, then frequent words.
-        counts: Entries per :data:`CATEGORIES` word.
-        last_updated: Latest local day any of its records changed.
-        source_dates: Days of its sources (archive anchor days, else the day the record was made).
-    """
-
-    slug: str
-    title: str
-    triggers: tuple[str, ...]
-    counts: dict[str, int]
-    last_updated: date
-    source_dates: tuple[date, ...]
-
-    @property
-    def path(self) -> str:
-        """The page's path relative to the Home root."""
-        return f"topics/{self.slug}.md"
 
 
 def summarize(slug: str, entries: Sequence[Entry], zone: tzinfo) -> TopicSummary:

@@ -40,6 +40,7 @@ from agent_memory.governance.review_book import ReviewBook, ReviewState
 from agent_memory.home import Home
 from agent_memory.jobs.files import read_bytes, replace_bytes
 from agent_memory.jobs.pages import (
+    Entry,
     HotStats,
     category,
     hot_order,
@@ -52,6 +53,7 @@ from agent_memory.records.record import MemoryRecord, State
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
+    "FOOTER_LINE",
     "INDEX_MAX_LINES",
     "Entry",
     "RenderResult",
@@ -71,22 +73,7 @@ DEFAULT_BUDGET_TOKENS = 1000
 INDEX_MAX_LINES = 200
 """``index.md`` never exceeds this many lines before its footer (seed 000 §10)."""
 
-_FOOTER_LINE = re.compile(rb"^<!-- agent-memory:digest sha256=([0-9a-f]{64}) -->\n", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One record as the views see it.
-
-    Attributes:
-        record: Its latest version.
-        review: Its review state (computed from review events, never from a field).
-        topic: The stem of its topic page under ``topics/``.
-    """
-
-    record: MemoryRecord
-    review: ReviewState
-    topic: str
+FOOTER_LINE = re.compile(rb"^<!-- agent-memory:digest sha256=([0-9a-f]{64}) -->\n", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +332,7 @@ def _problem(root: Path, path: Path) -> ViewProblem | None:
     data = read_bytes(path)
     if name == "MEMORY.md" and data == _placeholder():
         return None
-    footers = list(_FOOTER_LINE.finditer(data))
+    footers = list(FOOTER_LINE.finditer(data))
     if not footers:
         return ViewProblem(name, "not written by render (no digest footer): a hand-made file or a hand edit")
     last = footers[-1]
@@ -358,11 +345,11 @@ def _problem(root: Path, path: Path) -> ViewProblem | None:
 
 def _sealed(path: Path) -> bool:
     """Whether render wrote this file at some time (it has a footer line, matching or not)."""
-    return _FOOTER_LINE.search(read_bytes(path)) is not None
+    return FOOTER_LINE.search(read_bytes(path)) is not None
 
 
 def _placeholder() -> bytes:
     # The MEMORY.md `agent-memory init` writes before the first render: generated, not hand-made.
-    from agent_memory.home import _MEMORY_MD
+    from agent_memory.home import MEMORY_MD_PLACEHOLDER
 
-    return _MEMORY_MD.encode("utf-8")
+    return MEMORY_MD_PLACEHOLDER.encode("utf-8")

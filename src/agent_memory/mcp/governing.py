@@ -58,7 +58,7 @@ from agent_memory.records.wire import format_timestamp, utc_now
 
 if TYPE_CHECKING:
     from agent_memory.mcp.calls import ConnectionTaint
-    from agent_memory.mcp.server import Session
+    from agent_memory.mcp.session import Session
     from agent_memory.memory import Memory
 
 __all__ = ["GovernanceTools"]

@@ -20,8 +20,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -37,9 +35,9 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ConfigDict, ValidationError
 
-from agent_memory.errors import AgentMemoryError
-from agent_memory.mcp.calls import LABEL, invalid_arguments
+from agent_memory.mcp.calls import invalid_arguments
 from agent_memory.mcp.commits import COMMIT_DELAY, Committer
+from agent_memory.mcp.session import Session
 from agent_memory.mcp.tools import UNCOMMITTED, Tools
 from agent_memory.memory import Memory
 
@@ -58,48 +56,6 @@ INSTRUCTIONS = (
     "quarantined ones as unsettled. When the user asks you to forget something, call "
     "forget: it withdraws the records (reversibly) and says what it could not undo."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """Who an MCP server acts as, and what its writes inherit.
-
-    Attributes:
-        home: The Home folder served.
-        agent: Agent name; the actor is ``agent:<name>`` (letters, digits, ``.``, ``_``, ``-``; ≤ 64).
-        taint: Labels every write of every connection inherits (e.g. ``external``); a tainted
-            record is quarantined.
-        zone: Time zone of the Home's local day (names the default source).
-
-    Raises:
-        AgentMemoryError: An empty or malformed agent name or taint label (field named).
-    """
-
-    home: Path
-    agent: str = "mcp"
-    taint: tuple[str, ...] = ()
-    zone: tzinfo = UTC
-
-    def __post_init__(self) -> None:
-        if not LABEL.match(self.agent):
-            raise AgentMemoryError(
-                f"agent name {self.agent!r} must be 1-64 letters, digits, '.', '_' or '-'", field="agent"
-            )
-        for label in self.taint:
-            if not LABEL.match(label):
-                raise AgentMemoryError(
-                    f"taint label {label!r} must be 1-64 letters, digits, '.', '_' or '-'", field="taint"
-                )
-
-    @property
-    def actor(self) -> str:
-        """The actor every event of this session names: ``agent:<name>``."""
-        return f"agent:{self.agent}"
-
-    def default_source(self, client: str | None, now: datetime) -> str:
-        """Return ``mcp:<agent>@<local day>``, plus ``#<client>`` when the client named itself otherwise."""
-        base = f"mcp:{self.agent}@{now.astimezone(self.zone).date().isoformat()}"
-        return f"{base}#{client}" if client and client != self.agent else base
 
 
 def _resource_reader(root: Path, name: str) -> Callable[[], str]:

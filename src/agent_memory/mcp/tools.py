@@ -60,7 +60,7 @@ from agent_memory.records.record import check_plain_text
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
-    from agent_memory.mcp.server import Session
+    from agent_memory.mcp.session import Session
 
 __all__ = ["TAINT_REFUSED", "TOOLS", "UNCOMMITTED", "Tools"]
 

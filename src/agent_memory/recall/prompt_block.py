@@ -22,17 +22,44 @@ Shape (seed 001 ``as_prompt_block`` extended by seed 000 §15.2 and §15.2.1):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
+from agent_memory.governance.review_book import is_stale
 from agent_memory.records.record import MemoryRecord, State
 
-if TYPE_CHECKING:
-    from agent_memory.recall.select import RecalledRecord, RecallResult
-
-__all__ = ["render"]
+__all__ = ["Shown", "ShownResult", "render"]
 
 
-def render(result: RecallResult) -> str:
+class Shown(Protocol):
+    """One recalled row as the block reads it (:class:`~agent_memory.recall.select.Shown`)."""
+
+    @property
+    def record(self) -> MemoryRecord:
+        """The record's version shown."""
+
+    @property
+    def review(self) -> str:
+        """Its review state word (a :class:`~agent_memory.governance.review_book.ReviewState`)."""
+
+
+class ShownResult(Protocol):
+    """A recall result as the block reads it (:class:`~agent_memory.recall.select.RecallResult`)."""
+
+    @property
+    def query(self) -> str:
+        """The question asked."""
+
+    @property
+    def records(self) -> Sequence[Shown]:
+        """The rows, best first."""
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """Why nothing or less was recalled."""
+
+
+def render(result: ShownResult) -> str:
     """Render a recall result as the prompt block described in the module docstring."""
     lines = [f"Relevant memories (query: {' '.join(result.query.split())}):"]
     if not result.records:
@@ -70,7 +97,7 @@ def _conflict_header(record: MemoryRecord) -> str:
     return "Conflict (knowledge):"
 
 
-def _row(item: RecalledRecord, indent: str) -> str:
+def _row(item: Shown, indent: str) -> str:
     record = item.record
     start = record.effective_valid_from.date().isoformat()
     dates = f"{start} → {record.valid_to.date().isoformat()}" if record.valid_to else start
@@ -80,9 +107,7 @@ def _row(item: RecalledRecord, indent: str) -> str:
     return f"{indent}- [{dates}] ({label}) {body}{source} ← {_status(item)}{_suffixes(record)}"
 
 
-def _status(item: RecalledRecord) -> str:
-    from agent_memory.recall.select import is_stale
-
+def _status(item: Shown) -> str:
     record = item.record
     status = f"`Status: {record.state.value}`"
     if record.state is State.SUPERSEDED and record.superseded_by:

@@ -36,7 +36,7 @@ from pathlib import Path
 from agent_memory.errors import StoreError
 from agent_memory.records.wire import format_timestamp, parse_timestamp
 
-__all__ = ["SALIENCE_HALF_SATURATION", "SAVE_INTERVAL_SECONDS", "Salience", "Touch"]
+__all__ = ["SALIENCE_HALF_SATURATION", "SAVE_INTERVAL_SECONDS", "Salience", "Touch", "touch_from_json"]
 
 SALIENCE_HALF_SATURATION = 5
 SAVE_INTERVAL_SECONDS = 1.0
@@ -174,14 +174,19 @@ class Salience:
             return {}
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return {str(record_id): _touch_from_json(entry) for record_id, entry in raw["scores"].items()}
+            return {str(record_id): touch_from_json(entry) for record_id, entry in raw["scores"].items()}
         except Exception as exc:  # any damage to a derived file resets it: bad JSON, shapes, timestamps
             _log.warning("salience sidecar %s is unreadable (%s); starting from zero touches", path, exc)
             return {}
 
 
-def _touch_from_json(entry: object) -> Touch:
-    """Read one ``{"touches": n, "last_touched": ts}`` entry strictly (n a whole number ≥ 0)."""
+def touch_from_json(entry: object) -> Touch:
+    """Read one ``{"touches": n, "last_touched": ts}`` entry of the sidecar strictly (n a whole number ≥ 0).
+
+    Raises:
+        ValueError: Not an object, a bad count or timestamp (``doctor`` reports it; the sidecar resets).
+        KeyError: A key is missing.
+    """
     if not isinstance(entry, dict):
         raise ValueError(f"an entry must be an object, got {type(entry).__name__}")
     touches = entry["touches"]

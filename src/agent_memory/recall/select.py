@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.review_book import ReviewState, one_pass
+from agent_memory.governance.review_book import is_stale, one_pass
 from agent_memory.recall.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
 from agent_memory.records.record import Kind, MemoryRecord, State
 from agent_memory.records.wire import format_timestamp
@@ -139,11 +139,6 @@ class RecallQuery:
                 raise RecordError("naive datetime: a time zone is required", field=name)
         if self.namespace is not None and not isinstance(self.namespace, str):
             raise RecordError(f"must be text, got {type(self.namespace).__name__}", field="namespace")
-
-
-def is_stale(review: str) -> bool:
-    """Return whether a review state carries a person's stale mark (see :class:`ReviewState`)."""
-    return review.stale if isinstance(review, ReviewState) else review == "stale"
 
 
 def _whole(value: object) -> bool:

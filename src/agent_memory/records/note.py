@@ -31,7 +31,7 @@ from agent_memory.errors import RecordError
 from agent_memory.records.fields import KNOWN_FIELDS
 from agent_memory.records.record import MemoryRecord
 
-__all__ = ["MAX_DEPTH", "dump_note", "load_note"]
+__all__ = ["MAX_DEPTH", "dump_note", "load_note", "read_frontmatter"]
 
 _FENCE = "---\n"
 _CLOSE = "\n---\n"
@@ -182,6 +182,16 @@ def _record_id(data: bytes) -> str | None:
     end = data.find(b"\n---\n", 3)
     found = _ID_LINE.search(data if end < 0 else data[:end])
     return found.group(1).decode("ascii") if found else None
+
+
+def read_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """Return a note's frontmatter fields and its body, read exactly as :func:`load_note` reads them.
+
+    Raises:
+        RecordError: The fences are broken or the YAML is malformed (no path: the caller adds it).
+    """
+    frontmatter, body = _split(text)
+    return _parse_frontmatter(frontmatter), body
 
 
 def _split(text: str) -> tuple[str, str]:

@@ -159,12 +159,10 @@ def split_note(data: bytes, *, path: str) -> tuple[dict[str, Any], str]:
     Raises:
         RecordError: Not UTF-8, the fences are broken, or the YAML is malformed (``path`` named).
     """
-    from agent_memory.records.note import _parse_frontmatter, _split
+    from agent_memory.records.note import read_frontmatter
 
     try:
-        text = data.decode("utf-8")
-        frontmatter, body = _split(text)
-        return _parse_frontmatter(frontmatter), body
+        return read_frontmatter(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RecordError(f"not UTF-8: invalid byte at offset {exc.start}", path=path) from None
     except RecordError as exc:

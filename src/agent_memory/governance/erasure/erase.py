@@ -53,12 +53,12 @@ if TYPE_CHECKING:
     from agent_memory.governance.erasure.sweep import Sweep
     from agent_memory.home import Home
     from agent_memory.log.base import OperationLog
-    from agent_memory.memory import PendingRecords
     from agent_memory.recall.salience import Salience
     from agent_memory.records.record import MemoryRecord
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.stores.base import RecordStore
     from agent_memory.write.dedup import WriteKeys
+    from agent_memory.write.held import PendingRecords
 
 __all__ = ["ErasureMethods"]
 
