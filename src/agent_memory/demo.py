@@ -15,6 +15,7 @@ expected source is checked against the ranking actually returned.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -94,16 +95,24 @@ def run_demo(
     repo: str | None = None,
     dataset: str | None = None,
     echo: Callable[[str], None] = print,
+    on_step: Callable[[str], None] | None = None,
 ) -> DemoResult:
     """Build a Home from real input and walk its whole lifecycle, printing as it goes.
 
+    The output ends with three lines: what was built (records, input, seconds, doctor's
+    verdict), where it is (and its signing key), and the next three commands to try on it.
+
     Args:
-        home: A new or empty folder for the Home; a fresh temporary folder when None (kept,
-            so you can look at it afterwards, unless the input could not be read: then it
-            is removed).
+        home: A new or empty folder for the Home (its key goes where ``init`` puts one:
+            the user's config folder). When None, a scratch Home in a fresh temporary
+            folder ``agent-memory-demo-…/home``, with its signing key beside it in that
+            folder (``signing.key``), so removing the folder removes both and nothing is
+            left in the config folder; it is kept so you can look at it, unless the input
+            could not be read (then it is removed at once).
         repo: The git repository to import (default: the current directory) unless ``dataset``.
         dataset: A LoCoMo or LongMemEval JSON file to import instead of a repository.
         echo: Where each output line goes.
+        on_step: Called with each step's title as it starts (the CLI's progress display).
 
     Returns:
         What was done (see :class:`DemoResult`).
@@ -116,26 +125,38 @@ def run_demo(
     fmt = detect_format(dataset) if dataset else "git"
     source = dataset if dataset else os.path.abspath(repo or ".")
     if home is not None:
-        return _walk(Path(home), fmt, source, echo, started)
-    root = Path(tempfile.mkdtemp(prefix="agent-memory-demo-"))
+        return _walk(Path(home), fmt, source, echo, started, on_step=on_step)
+    scratch = Path(tempfile.mkdtemp(prefix="agent-memory-demo-"))
     try:
-        result = _walk(root, fmt, source, echo, started)
-    except Exception:
-        shutil.rmtree(root, ignore_errors=True)
+        result = _walk(
+            scratch / "home", fmt, source, echo, started, key_file=scratch / "signing.key", on_step=on_step
+        )
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
         raise
     if result.imported.error is not None:
-        shutil.rmtree(root, ignore_errors=True)  # a temporary Home with nothing in it
+        shutil.rmtree(scratch, ignore_errors=True)  # a temporary Home with nothing in it
     return result
 
 
-def _walk(root: Path, fmt: str, source: str, echo: Callable[[str], None], started: float) -> DemoResult:
+def _walk(
+    root: Path,
+    fmt: str,
+    source: str,
+    echo: Callable[[str], None],
+    started: float,
+    *,
+    key_file: Path | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> DemoResult:
     """The steps of :func:`run_demo` in the Home folder ``root`` (same errors)."""
-    step = _Steps(echo)
-    step("Make a Home", f"agent-memory init {root}")
-    _bm25_only(Home.init(root))
+    step = _Steps(echo, on_step)
+    step("Make a Home", f"agent-memory init {root}" + (f" --key-file {key_file}" if key_file else ""))
+    _bm25_only(Home.init(root, key_file=key_file))
     opened = Home.open(root)
     echo(f"  a Home is a git repository of plain files: {', '.join(sorted(p.name for p in root.iterdir()))}")
-    echo('  search: BM25 full-text (memory.toml [search] recipes = ["bm25"]), no model to download')
+    echo(f"  its signing key: {opened.settings.key_file} (outside the Home's git tree, never committed)")
+    echo('  search: BM25 full-text (memory.toml [search] recipes = ["bm25"]), no model to load')
     with Memory.open(root, source_kind="import") as memory:
         result = DemoResult(home=root, imported=_import(step, memory, fmt, source))
         if result.imported.error is not None:
@@ -152,14 +173,37 @@ def _walk(root: Path, fmt: str, source: str, echo: Callable[[str], None], starte
         _withdraw(step, memory, result)
         # Later steps changed records: bring the views up to date before the health check.
         render_views(opened)
-    _doctor(step, root)
+    health = _doctor(step, root)
     result.steps = step.names
     result.seconds = time.perf_counter() - started
     echo("")
-    echo(
-        f"Done in {result.seconds:.1f} s. The Home is at {root}: open its notes/, MEMORY.md and log/ to look."
-    )
+    for line in _closing(result, fmt, source, opened.settings.key_file, key_file is not None, health):
+        echo(line)
     return result
+
+
+def _closing(result: DemoResult, fmt: str, source: str, key: Path, scratch: bool, health: str) -> list[str]:
+    """The demo's last three lines: what it built, where, and the next three commands to try."""
+    root = result.home
+    records = sum(1 for p in (root / "notes").iterdir() if p.is_dir())
+    what = "the repository" if fmt == "git" else f"the {fmt} file"
+    built = (
+        f"Built a Home of {records} records from {what} {source} in {result.seconds:.1f} s; doctor: {health}."
+    )
+    if scratch:
+        where = (
+            f"It is in {root}, its signing key beside it in {key}; "
+            f"rm -rf {root.parent} removes both (nothing is kept in your config folder)."
+        )
+    else:
+        where = f"It is in {root}; its signing key is {key} (outside the Home, never committed)."
+    question = result.questions[0][0].text if result.questions else "what do you know?"
+    quoted = shlex.quote(question)
+    try_it = (
+        f"Try: export AGENT_MEMORY_HOME={root}; agent-memory recall {quoted}; "
+        "agent-memory status; agent-memory ui"
+    )
+    return [built, where, try_it]
 
 
 def _bm25_only(home: Home) -> None:
@@ -175,12 +219,15 @@ def _bm25_only(home: Home) -> None:
 
 
 class _Steps:
-    def __init__(self, echo: Callable[[str], None]) -> None:
+    def __init__(self, echo: Callable[[str], None], on_step: Callable[[str], None] | None = None) -> None:
         self.echo = echo
+        self.on_step = on_step
         self.names: list[str] = []
 
     def __call__(self, title: str, command: str | None) -> None:
         self.names.append(title)
+        if self.on_step is not None:
+            self.on_step(f"demo step {len(self.names)}: {title}")
         self.echo("")
         self.echo(f"== {len(self.names)}. {title}")
         if command:
@@ -471,20 +518,18 @@ def _withdraw(step: _Steps, memory: Memory, result: DemoResult) -> None:
     step.echo(f"  reinstated; recalled again: {'back' if top.id in back else 'STILL ABSENT'}")
 
 
-def _doctor(step: _Steps, root: Path) -> None:
-    from agent_memory.cli import cli
+def _doctor(step: _Steps, root: Path) -> str:
+    """Run doctor on the demo Home, print its short verdict and problems; return the verdict's head."""
+    from agent_memory.cli.doctor import report_lines
+    from agent_memory.doctor.diagnose import doctor
 
     step("Doctor", f"agent-memory doctor --home {root}")
-    if "doctor" not in cli.commands:
-        step.echo("  skipped: `agent-memory doctor` does not exist yet in this version.")
-        step.skipped()
-        return
-    import click
-
-    try:
-        cli.main(args=["doctor", "--home", str(root)], prog_name="agent-memory", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        step.echo(f"  doctor exited with status {exc.exit_code}")
+    report = doctor(Home.open(root))
+    lines = report_lines(report)
+    for line in lines:
+        step.echo(f"  {line}")
+    level = report.conformance.label if report.conformance is not None else "no level"
+    return f"{'healthy' if report.healthy else 'problems found'}, {level}"
 
 
 def _short(text: str, width: int = 110) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "json_option",
     "non_empty_path",
     "open_home",
+    "quiet_option",
     "scope_options",
 ]
 
@@ -141,3 +142,14 @@ def default_source(now: datetime | None = None) -> str:
     except (KeyError, OSError, ImportError):  # no name in the environment and no password entry
         user = "unknown"
     return f"cli:{user}@{(now or datetime.now()).astimezone().date().isoformat()}"
+
+
+def quiet_option(func: F) -> F:
+    """Add ``--quiet``: draw no progress on stderr (``--json`` silences it too; issue 24 item 2)."""
+    return click.option(
+        "--quiet",
+        "-q",
+        "quiet",
+        is_flag=True,
+        help="Draw no progress on stderr (it shows only on a terminal).",
+    )(func)

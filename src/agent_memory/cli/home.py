@@ -30,9 +30,10 @@ def init(
 
     Lays out memory.toml, MEMORY.md, conventions.md, inbox.md, notes/, archive/, log/,
     proposals/, topics/, golden.yaml and .cache/; creates the Home's key pair outside the
-    folder (mode 0600); makes the folder a git repository with a first commit unless
-    --no-git. Fails if the folder is already a Home or is not empty, or PATH is a file
-    (exit 3; nothing is written), and an empty PATH is a usage error (it never means the default).
+    folder (mode 0600; --key-file, else the config folder) and prints where; makes the
+    folder a git repository with a first commit unless --no-git. Fails if the folder is
+    already a Home or is not empty, or PATH is a file (exit 3; nothing is written), and an
+    empty PATH is a usage error (it never means the default).
     """
     from agent_memory.errors import ConfigError
     from agent_memory.home import Home, resolve_home
@@ -57,7 +58,10 @@ def init(
     else:
         click.echo(f"created Home {created.root}")
         click.echo(f"agent   {agent}")
-        click.echo(f"key     {created.settings.key_file}")
+        click.echo(
+            f"key     {created.settings.key_file} (signs what this Home writes; kept outside the Home, "
+            "never committed: back it up, delete it with the Home)"
+        )
 
 
 @click.command(name="init-key")
