@@ -62,7 +62,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(cli: Cli) -> None:
 
 def test_init_says_where_it_put_the_key(cli: Cli, tmp_path: Path) -> None:
     out = cli.ok("init", str(cli.root / "fresh"), "--no-git")
-    (line,) = [ln for ln in out.splitlines() if ln.startswith("key ")]
+    lines = out.splitlines()
     key = Path(cli.env["XDG_CONFIG_HOME"]) / "agent-memory" / "keys"
-    assert str(key) in line and "kept outside the Home, never committed" in line
+    assert lines[2].startswith(f"key     {key}/") and "kept outside the Home, never committed" in lines[3]
     assert len(list(key.iterdir())) == 1

@@ -58,11 +58,8 @@ def init(
     else:
         click.echo(f"created Home {created.root}")
         click.echo(f"agent   {agent}")
-        click.echo(
-            f"key     {created.settings.key_file} (signs what this Home writes; kept outside the Home, "
-            "never committed: back it up, delete it with the Home)"
-        )
-
+        click.echo(f"key     {created.settings.key_file}")
+        click.echo("        signs what this Home writes; kept outside the Home, never committed: back it up")
 
 @click.command(name="init-key")
 @click.option(
