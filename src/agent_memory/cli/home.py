@@ -61,6 +61,7 @@ def init(
         click.echo(f"key     {created.settings.key_file}")
         click.echo("        signs what this Home writes; kept outside the Home, never committed: back it up")
 
+
 @click.command(name="init-key")
 @click.option(
     "--home",
