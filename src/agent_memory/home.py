@@ -23,7 +23,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fg_agent_id import KeyPair
 
-from agent_memory.errors import ConfigError
+from agent_memory.errors import AgentMemoryError, ConfigError
+from agent_memory.log.anchor import Checkpoint, checkpoint_path, make_checkpoint, record_checkpoint, trailer
 from agent_memory.log.base import OperationLog
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.records.signing import address_of, load_or_create_identity
@@ -174,6 +175,7 @@ class Home:
             details={"format": settings.format, "agent": address_of(keys)},
             now=when,
         )
+        home.anchor()
         if git:
             home.commit("agent-memory init")
         return home
@@ -223,9 +225,38 @@ class Home:
         fd = os.open(self.cache_dir / "writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            try:
+                yield
+            finally:
+                self.anchor()  # one checkpoint per write batch, still under the lock
         finally:
             os.close(fd)
+
+    def anchor(self) -> Checkpoint | None:
+        """Sign the log's head into the checkpoint file beside the key, if it moved (issue 19).
+
+        Called when the writer lock is released, so every write batch is anchored outside
+        the Home: one small file read, and one small write when the head moved (see
+        :func:`~agent_memory.log.anchor.record_checkpoint`). Without a key file nothing is
+        signed: ``log --verify`` then says what it cannot detect.
+
+        Returns:
+            The newest checkpoint, or ``None`` (empty log, no key, or the file not writable).
+        """
+        keys = self._keys()
+        if keys is None:
+            return None
+        return record_checkpoint(
+            self.log(), keys, self.settings.home_id, checkpoint_path(self.settings.key_file)
+        )
+
+    def _keys(self) -> KeyPair | None:
+        try:
+            if not self.settings.key_file.is_file():
+                return None
+            return load_or_create_identity(self.settings.key_file)
+        except (AgentMemoryError, OSError):
+            return None
 
     @property
     def cache_dir(self) -> Path:
@@ -234,6 +265,9 @@ class Home:
 
     def commit(self, message: str) -> bool:
         """Commit everything in the Home to git; return False when git is absent or nothing changed.
+
+        The message gets an ``Agent-Memory-Checkpoint`` trailer: the log head signed with the
+        Home's key (:mod:`agent_memory.log.anchor`), when the key file is here.
 
         An unset git identity falls back to ``agent-memory <agent-memory@localhost>`` for
         this commit only (CI machines have none).
@@ -249,7 +283,15 @@ class Home:
         identity = []
         if not _git(git, self.root, "config", "user.email", check=False).strip():
             identity = ["-c", "user.name=agent-memory", "-c", "user.email=agent-memory@localhost"]
-        _git(git, self.root, *identity, "commit", "-q", "-m", message)
+        # Every commit witnesses the log head it seals (issue 19): a signed trailer that a copy
+        # or clone carries along, where editing the Home's files alone cannot reach.
+        keys = self._keys()
+        try:
+            checkpoint = make_checkpoint(self.log(), keys, self.settings.home_id) if keys else None
+        except AgentMemoryError:
+            checkpoint = None  # a log that cannot be read is reported by log --verify, not here
+        trailers = ["-m", trailer(checkpoint)] if checkpoint is not None else []
+        _git(git, self.root, *identity, "commit", "-q", "-m", message, *trailers)
         return True
 
     def autocommit(self, message: str, *, stale_after: float = STALE_GIT_LOCK_SECONDS) -> bool:

@@ -10,8 +10,12 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from agent_memory.log.jsonl import JsonlLog
 
 __all__ = ["log"]
 
@@ -46,11 +50,17 @@ def log(home: Path, check: bool, as_json: bool, since: int, limit: int | None) -
     ``--since SEQ --limit N`` pages forward through the log.
 
     ``--verify`` checks every line, the sequence numbers, the hash chain and the month files,
-    and prints ``log ok: N entries`` (exit 0) or the first problem found, naming the file and
-    line (exit 1). A torn tail (an append cut short by a crash) counts as a problem; the next
-    append removes it. Nothing is ever written.
+    then compares the log with every signed checkpoint of its head it can find (issue 19): the
+    checkpoint file beside the Home's key and the ``Agent-Memory-Checkpoint`` trailer of each
+    git commit. It prints ``log ok: N entries`` and the witnesses (exit 0), or one
+    ``log FAILED:`` line per problem, naming the file and line or the witness that disagreed:
+    a cut tail, a missing month file, a line rewritten with the chain recomputed, reordered
+    lines (exit 1). Warnings (entries no checkpoint covers yet, no checkpoint at all) go to
+    stderr and keep exit 0. A torn tail (an append cut short by a crash) counts as a problem;
+    the next append removes it. Nothing is ever written. ``--json`` prints
+    ``{"ok", "entries", "failures", "warnings", "witnesses", "error"}``.
     """
-    from agent_memory.errors import ConfigError, LogError
+    from agent_memory.errors import ConfigError
     from agent_memory.log.jsonl import JsonlLog
 
     if not home.is_dir():
@@ -61,17 +71,7 @@ def log(home: Path, check: bool, as_json: bool, since: int, limit: int | None) -
         )
     oplog = JsonlLog(home / "log")
     if check:
-        try:
-            count = oplog.verify()
-        except LogError as exc:
-            if as_json:
-                click.echo(json.dumps({"ok": False, "error": str(exc)}, ensure_ascii=False))
-            click.echo(f"log FAILED: {exc}", err=True)
-            raise click.exceptions.Exit(1) from None
-        if as_json:
-            click.echo(json.dumps({"ok": True, "entries": count}))
-        else:
-            click.echo(f"log ok: {count} entries")
+        _verify(home, oplog, as_json)
         return
     for entry in itertools.islice(oplog.entries(since_seq=since), limit):
         if as_json:
@@ -81,3 +81,41 @@ def log(home: Path, check: bool, as_json: bool, since: int, limit: int | None) -
             details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
             time = entry.to_wire()["time"]
             click.echo(f"{entry.seq} {time} {entry.actor} {entry.action} {ids} {details}")
+
+
+def _verify(home: Path, oplog: JsonlLog, as_json: bool) -> None:
+    from agent_memory.doctor.log_audit import LogAudit, audit_log
+    from agent_memory.errors import LogError
+    from agent_memory.home import Home
+
+    if (home / "memory.toml").is_file():
+        audit = audit_log(Home.open(home))
+    else:  # a bare log folder: the chain only, no witness to compare with
+        try:
+            audit = LogAudit(oplog.verify(), (), ("not a Home: no checkpoint to compare with",), ())
+        except LogError as exc:
+            audit = LogAudit(0, (str(exc),), (), ())
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "ok": audit.ok,
+                    "entries": audit.entries,
+                    "failures": list(audit.failures),
+                    "warnings": list(audit.warnings),
+                    "witnesses": list(audit.witnesses),
+                    **({"error": audit.failures[0]} if audit.failures else {}),
+                },
+                ensure_ascii=False,
+            )
+        )
+    for line in audit.warnings:
+        click.echo(f"log warning: {line}", err=True)
+    if not audit.ok:
+        for line in audit.failures:
+            click.echo(f"log FAILED: {line}", err=True)
+        raise click.exceptions.Exit(1)
+    if not as_json:
+        click.echo(f"log ok: {audit.entries} entries")
+        for line in audit.witnesses:
+            click.echo(f"  {line}")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.doctor.conformance import Conformance, conformance
-from agent_memory.errors import AgentMemoryError, LogError, SignatureError, StoreError
+from agent_memory.errors import AgentMemoryError, SignatureError, StoreError
 from agent_memory.home import Home
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import utc_now
@@ -314,11 +314,14 @@ def _check_signatures(home: Home) -> Check:
 
 
 def _check_log(home: Home) -> Check:
-    try:
-        count = home.log().verify()
-    except LogError as exc:
-        return Check("log", False, (str(exc),))
-    return Check("log", True, (f"{count} entries: every line parses and the hash chain verifies",))
+    from agent_memory.doctor.log_audit import audit_log
+
+    audit = audit_log(home)
+    if not audit.ok:
+        return Check("log", False, (*audit.failures, *audit.warnings, *audit.witnesses))
+    line = f"{audit.entries} entries: every line parses, the hash chain verifies"
+    line += ", and the signed checkpoints agree" if not audit.warnings else ""
+    return Check("log", True, (line, *audit.warnings, *audit.witnesses), warning=bool(audit.warnings))
 
 
 def _check_intents(home: Home) -> Check:

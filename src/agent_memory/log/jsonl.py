@@ -29,9 +29,10 @@ Invariants:
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -146,12 +147,31 @@ class JsonlLog:
         """
         return self._head(self._files())
 
-    def verify(self, *, expect_head: tuple[int, str] | None = None) -> int:
+    def month_files(self) -> list[Path]:
+        """Return the month files ``YYYY-MM.jsonl``, oldest first (no file is read).
+
+        Raises:
+            LogError: The folder cannot be listed, or a month file is a symbolic link.
+        """
+        return self._files()
+
+    def verify(
+        self,
+        *,
+        expect_head: tuple[int, str] | None = None,
+        on_entry: Callable[[LogEntry, str], None] | None = None,
+    ) -> int:
         """Check every line of every month file and the whole chain; return the entry count.
 
         Besides the chain (:class:`~agent_memory.log.base.ChainCheck`), each entry must sit
         in the file of its own month. Waits for a running append (shared lock) so that its
         half-written line is not mistaken for a torn tail.
+
+        Args:
+            expect_head: See :meth:`OperationLog.verify`.
+            on_entry: Called with each entry that checked and its digest (SHA-256 hex of its
+                line), in order, up to the first problem: how :mod:`agent_memory.doctor.log_audit`
+                compares the log with its signed checkpoints in the same single pass.
 
         Raises:
             LogError: Naming the file and line: damage, a broken chain, an entry in the
@@ -170,6 +190,8 @@ class JsonlLog:
                             path=str(path),
                             field=f"line {number}",
                         )
+                    if on_entry is not None:
+                        on_entry(entry, hashlib.sha256(line).hexdigest())
                 if tail and index < len(files) - 1:
                     raise _unterminated(path, len(lines) + 1)
                 if tail:

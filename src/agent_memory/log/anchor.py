@@ -1,0 +1,321 @@
+"""Signed checkpoints of a Home's log head, kept where the Home's own files cannot reach them (issue 19).
+
+The hash chain (:mod:`agent_memory.log.chain`) proves order, not completeness: a cut tail,
+or a line edited and every later ``prev`` recomputed, still verifies. A :class:`Checkpoint`
+pins the head: ``(seq, head digest)`` and the first seq of each month file, signed with the
+Home's Ed25519 key (domain ``fg-agent-memory/v1/log-checkpoint``, as records are signed,
+:mod:`agent_memory.records.signing`). Two witnesses keep checkpoints:
+
+- the **checkpoint file** beside the key, in the user's config folder, outside the Home
+  (``<key stem>.checkpoint.json``): rewritten after every write batch, i.e. every time the
+  Home's writer lock is released with a log head it does not hold yet (:func:`record_checkpoint`);
+- every **git commit** the Home makes carries one as its ``Agent-Memory-Checkpoint`` trailer
+  (:func:`trailer`), so a clone or a copy on another machine is still witnessed.
+
+Invariants:
+
+- The write path costs one small file read and, when the head moved, one small atomic file
+  write; it reads the log's last line and the first line of each month file, never the log.
+- A checkpoint file whose newest checkpoint the log no longer holds is not overwritten
+  silently: that checkpoint moves to ``kept`` (at most :data:`KEPT` of them), so the next
+  write cannot launder a cut tail; :mod:`agent_memory.doctor.log_audit` reports it.
+- Nothing here raises into a write: :func:`record_checkpoint` reports failure by returning
+  ``None`` (the audit then names the entries no checkpoint covers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fg_agent_id import KeyPair
+
+from agent_memory.errors import AgentMemoryError, LogError, RecordError, SignatureError
+from agent_memory.log.base import LogEntry
+from agent_memory.log.jsonl import JsonlLog
+from agent_memory.log.month_file import first_seq
+from agent_memory.records.signing import address_of, sign_payload, verify_payload
+from agent_memory.records.wire import canonical_json, format_timestamp, loads_json, parse_timestamp
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "CONTEXT",
+    "KEPT",
+    "TRAILER",
+    "Checkpoint",
+    "CheckpointFile",
+    "checkpoint_path",
+    "git_checkpoints",
+    "make_checkpoint",
+    "record_checkpoint",
+    "trailer",
+]
+
+CHECKPOINT_FORMAT = "agent-memory-checkpoint/1"
+FILE_FORMAT = "agent-memory-checkpoints/1"
+CONTEXT = "log-checkpoint"
+TRAILER = "Agent-Memory-Checkpoint"
+KEPT = 20
+"""At most this many checkpoints the log stopped matching stay in the checkpoint file."""
+
+_FIELDS = frozenset({"format", "home", "seq", "head", "time", "months", "signed_by", "signature"})
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A signed statement "this Home's log held entry ``seq`` with digest ``head``".
+
+    Attributes:
+        home: The Home's ``home_id`` (``memory.toml``), so a checkpoint of another Home never counts.
+        seq: The head's seq (≥ 1).
+        head: SHA-256 (64 lowercase hex) of the head's stored line: the next entry's ``prev``.
+        time: The head entry's time (aware, UTC).
+        months: ``YYYY-MM`` → the first seq its month file held, for every month file up to the head.
+        signed_by: The ``amp:key:`` address of the signing key.
+        signature: Standard base64 of the Ed25519 signature over the other fields.
+    """
+
+    home: str
+    seq: int
+    head: str
+    time: datetime
+    months: Mapping[str, int] = field(default_factory=dict)
+    signed_by: str = ""
+    signature: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        """Return the signed object: every field but ``signature``."""
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "home": self.home,
+            "seq": self.seq,
+            "head": self.head,
+            "time": format_timestamp(self.time),
+            "months": dict(sorted(self.months.items())),
+            "signed_by": self.signed_by,
+        }
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON object stored in the checkpoint file and in a git trailer."""
+        return {**self.payload(), "signature": self.signature}
+
+    def verify(self, address: str | None = None) -> None:
+        """Check the signature, and that the signer is ``address`` when one is given.
+
+        Raises:
+            SignatureError: Signed by another key than ``address``, or the signature fails.
+        """
+        if address is not None and self.signed_by != address:
+            raise SignatureError(f"signed by {self.signed_by}, not by this Home's key {address}")
+        verify_payload(self.signed_by, CONTEXT, self.payload(), self.signature)
+
+    @classmethod
+    def from_wire(cls, wire: Any, *, where: str) -> Checkpoint:
+        """Read a checkpoint object strictly (the signature is checked by :meth:`verify`).
+
+        Raises:
+            LogError: Not a checkpoint (a missing, extra or malformed field), naming ``where``.
+        """
+        if not isinstance(wire, dict) or set(wire) != _FIELDS or wire.get("format") != CHECKPOINT_FORMAT:
+            raise LogError(f"not a {CHECKPOINT_FORMAT} object", path=where)
+        months = wire["months"]
+        ok = (
+            isinstance(wire["seq"], int)
+            and not isinstance(wire["seq"], bool)
+            and wire["seq"] >= 1
+            and all(isinstance(wire[k], str) for k in ("home", "head", "time", "signed_by", "signature"))
+            and isinstance(months, dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in months.values())
+        )
+        if not ok:
+            raise LogError("a checkpoint field has the wrong type", path=where)
+        try:
+            time = parse_timestamp(wire["time"], "time", strict=True)
+        except RecordError as exc:
+            raise LogError(exc.detail, path=where, field="time") from None
+        return cls(
+            wire["home"], wire["seq"], wire["head"], time, months, wire["signed_by"], wire["signature"]
+        )
+
+
+def make_checkpoint(
+    log: JsonlLog, keys: KeyPair, home_id: str, *, head: LogEntry | None = None
+) -> Checkpoint | None:
+    """Sign a checkpoint of the log's current head (``None`` for an empty log); write nothing.
+
+    Reads the last line and the first line of each month file, never the whole log.
+
+    Raises:
+        LogError: The head or a month file's first line cannot be read.
+    """
+    head = head if head is not None else log.last()
+    if head is None:
+        return None
+    months: dict[str, int] = {}
+    for path in log.month_files():
+        first = first_seq(path)
+        if first is not None and first <= head.seq:
+            months[path.stem] = first
+    unsigned = Checkpoint(home_id, head.seq, head.digest, head.time, months, address_of(keys))
+    signature = sign_payload(keys, CONTEXT, unsigned.payload())
+    return Checkpoint(home_id, head.seq, head.digest, head.time, months, unsigned.signed_by, signature)
+
+
+def checkpoint_path(key_file: Path) -> Path:
+    """Return where the checkpoint file of the Home whose key is ``key_file`` lives: beside it."""
+    return key_file.with_name(f"{key_file.stem}.checkpoint.json")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFile:
+    """The checkpoint file beside a Home's key: its newest checkpoint and the ones the log lost.
+
+    Args:
+        path: ``<config>/keys/<home_id>.checkpoint.json`` by default (:func:`checkpoint_path`).
+    """
+
+    path: Path
+
+    def read(self) -> tuple[Checkpoint | None, list[Checkpoint]]:
+        """Return ``(newest, kept)``; ``(None, [])`` when the file does not exist.
+
+        Raises:
+            LogError: The file exists but cannot be read as a checkpoint file (naming it).
+        """
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None, []
+        except OSError as exc:
+            raise LogError(f"cannot read the checkpoint file: {exc.strerror}", path=str(self.path)) from None
+        try:
+            wire = loads_json(data)
+        except RecordError as exc:
+            raise LogError(exc.detail, path=str(self.path)) from None
+        if (
+            not isinstance(wire, dict)
+            or wire.get("format") != FILE_FORMAT
+            or not isinstance(wire.get("kept"), list)
+        ):
+            raise LogError(f"not a {FILE_FORMAT} file", path=str(self.path))
+        where = str(self.path)
+        return Checkpoint.from_wire(wire.get("newest"), where=where), [
+            Checkpoint.from_wire(item, where=where) for item in wire["kept"]
+        ]
+
+    def write(self, newest: Checkpoint, kept: list[Checkpoint]) -> None:
+        """Replace the file atomically (a temporary file, fsync, rename; mode 0600).
+
+        Raises:
+            OSError: The folder cannot be written.
+        """
+        wire = {
+            "format": FILE_FORMAT,
+            "newest": newest.to_wire(),
+            "kept": [c.to_wire() for c in kept[-KEPT:]],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(canonical_json(wire) + b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, self.path)
+        finally:
+            temp.unlink(missing_ok=True)
+
+
+def record_checkpoint(log: JsonlLog, keys: KeyPair, home_id: str, path: Path) -> Checkpoint | None:
+    """Anchor the log's head in the checkpoint file after a write batch; return the newest checkpoint.
+
+    Nothing is written when the file already holds the head. When the file's newest
+    checkpoint is no longer in the log (a tail cut, a line rewritten since), it is kept in
+    the file's ``kept`` list instead of being overwritten. Called under the Home's writer lock.
+
+    Returns:
+        The checkpoint the file now holds as newest, or ``None`` when the log is empty or the
+        file could not be read or written (the write that came before is never failed by it).
+    """
+    try:
+        head = log.last()
+        if head is None:
+            return None
+        file = CheckpointFile(path)
+        try:
+            newest, kept = file.read()
+        except LogError:
+            newest, kept = None, []  # a damaged file is replaced; log --verify reported it
+        if (
+            newest is not None
+            and newest.home == home_id
+            and (newest.seq, newest.head) == (head.seq, head.digest)
+        ):
+            return newest
+        if newest is not None and newest.home == home_id and not _log_holds(log, newest, head):
+            kept = [*kept, newest]
+        made = make_checkpoint(log, keys, home_id, head=head)
+        if made is None:
+            return None
+        file.write(made, kept)
+        return made
+    except (AgentMemoryError, OSError):
+        return None
+
+
+def _log_holds(log: JsonlLog, checkpoint: Checkpoint, head: LogEntry) -> bool:
+    """Whether the log still holds the checkpointed entry unchanged (reads one entry at most)."""
+    if checkpoint.seq > head.seq:
+        return False
+    if checkpoint.seq == head.seq:
+        return checkpoint.head == head.digest
+    try:
+        entry = next(iter(log.entries(since_seq=checkpoint.seq - 1)), None)
+    except LogError:
+        return False
+    return entry is not None and entry.seq == checkpoint.seq and entry.digest == checkpoint.head
+
+
+def trailer(checkpoint: Checkpoint) -> str:
+    """Return the git trailer line ``Agent-Memory-Checkpoint: <canonical JSON>`` for a commit message."""
+    return f"{TRAILER}: {canonical_json(checkpoint.to_wire()).decode('utf-8')}"
+
+
+def git_checkpoints(root: Path) -> tuple[list[tuple[str, Checkpoint]], list[str]]:
+    """Return the checkpoints in the trailers of the commits reachable from ``HEAD``, and the unreadable ones.
+
+    Returns:
+        ``([(short commit id, checkpoint)], [problem])``: newest commit first; both empty when
+        git is absent or ``root`` is not a repository with a commit.
+    """
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return [], []
+    result = subprocess.run(  # noqa: S603 - fixed git arguments, no shell
+        [git, "log", "HEAD", f"--format=%h%x1f%(trailers:key={TRAILER},valueonly,unfold,separator=%x1d)%x1e"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        return [], []  # no commit yet
+    found: list[tuple[str, Checkpoint]] = []
+    problems: list[str] = []
+    for record in result.stdout.decode("utf-8", "replace").split("\x1e"):
+        commit, _, values = record.strip().partition("\x1f")
+        for value in filter(None, (v.strip() for v in values.split("\x1d"))):
+            where = f"git commit {commit}"
+            try:
+                found.append((commit, Checkpoint.from_wire(json.loads(value), where=where)))
+            except (ValueError, LogError) as exc:
+                problems.append(f"{where}: its {TRAILER} trailer is unreadable ({exc})")
+    return found, problems
