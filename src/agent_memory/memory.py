@@ -9,12 +9,11 @@ several processes may share a Home one write at a time (DESIGN.md §9 "Actors").
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fg_agent_id import KeyPair
 
@@ -36,8 +35,6 @@ from agent_memory.metamemory.service import MetamemoryMethods
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import RecallMethods
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
-from agent_memory.records.signing import address_of, sign_record
-from agent_memory.records.wire import truncate_ms, utc_now
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
@@ -54,6 +51,10 @@ from agent_memory.write.plan import (
     plan_write,
 )
 from agent_memory.write.plan import roll_forward as roll_intents_forward
+from agent_memory.write.writer import Writer
+
+if TYPE_CHECKING:
+    from agent_memory.home import Home
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
@@ -100,6 +101,12 @@ class Memory(
         recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); by default a
             mild recency from valid time (:class:`~agent_memory.settings.RecallSettings`).
             :meth:`open` reads the Home's.
+        home: The Home this Memory is over (:meth:`open` passes it), or ``None``: Home-only
+            capabilities (maintenance proposals, views, git) are then unavailable.
+
+    Attributes:
+        writer: The :class:`~agent_memory.write.writer.Writer` every service writes through.
+        home: The Home, or ``None`` for a Memory built without one.
     """
 
     def __init__(
@@ -119,24 +126,29 @@ class Memory(
         timezone: tzinfo | None = None,
         write_keys: WriteKeys | None = None,
         recall_settings: RecallSettings | None = None,
+        home: Home | None = None,
     ) -> None:
+        self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
+        self.writer = Writer(
+            store, log, catalog, self.write_keys, identity=identity, actor=actor, writer_lock=writer_lock
+        )
         self.store = store
         self.log = log
         self.catalog = catalog
         self.identity = identity
         self.actor = actor
+        self.home: Home | None = home
         self.taint = tuple(sorted(set(taint)))
         self.source_kind = source_kind
         self.salience = salience or Salience()
         self.pending = pending or PendingRecords()
-        self._writer_lock = writer_lock
-        self._lock = threading.RLock()
-        self._reviews = ReviewBook(log)
+        self._lock = self.writer.lock
+        self.review_book = ReviewBook(log)
+        self._reviews = self.review_book  # the mixins' name until they become services
         self.actors = actors or Actors()
         self.zone = timezone or UTC
         self.gate = Gate(log, store)
         self._opened_seq = 0
-        self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
         self.recall_settings = recall_settings or RecallSettings()
 
     # ------------------------------------------------------------------ construction
@@ -178,9 +190,9 @@ class Memory(
             salience=Salience(home.cache_dir / "salience.json"),
             pending=PendingRecords(home.root / "proposals" / "pending"),
             writer_lock=home.writer_lock,
+            home=home,
             **options,
         )
-        memory.home = home
         head = memory.log.last()
         memory._opened_seq = head.seq if head else 0
         memory.roll_forward()
@@ -349,7 +361,7 @@ class Memory(
         with self._lock:
             self.salience.flush()
             self.catalog.close()
-            home = getattr(self, "home", None)
+            home = self.home
             head = self.log.last() if home is not None else None
             moved = head is not None and head.seq > self._opened_seq
             # Only a Memory that logged something, in a git repository, reads the log for the
@@ -405,24 +417,19 @@ class Memory(
 
     # ------------------------------------------------------------------ internals
 
+    # Shims for the mixins not yet turned into services (issue 17 item 2); new code uses ``writer``.
+
     def _clock(self, now: datetime | None) -> datetime:
-        if now is None:
-            return utc_now()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise RecordError("naive datetime: a time zone is required", field="now")
-        return truncate_ms(now)
+        return self.writer.clock(now)
 
     def _address(self) -> str | None:
-        return address_of(self.identity) if self.identity is not None else None
+        return self.writer.address()
 
     def _signed(self, record: MemoryRecord) -> MemoryRecord:
-        return sign_record(record, self.identity) if self.identity is not None else record
+        return self.writer.sign(record)
 
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        locked = self._writer_lock() if self._writer_lock else nullcontext()
-        with self._lock, locked, self.write_keys.settling(self._head):
-            yield
+    def _writing(self) -> AbstractContextManager[None]:
+        return self.writer.writing()
 
     def _write(
         self,
@@ -432,25 +439,13 @@ class Memory(
         action: str,
         details: dict[str, Any] | None = None,
     ) -> None:
-        versions = [v if v.signature else self._signed(v) for v in versions]
-        numbers = [self.store.put(version) for version in versions]
-        self.log.append(
-            action,
-            actor=self.actor,
-            record_ids=tuple(v.id for v in versions),
-            details={**(details or {}), "versions": numbers},
-            now=stamp,
-        )
-        self._after_write(versions)
+        self.writer.write(versions, stamp, action=action, details=details)
 
     def _after_write(self, versions: Sequence[MemoryRecord]) -> None:
-        latest = {v.id: v for v in versions}
-        self.catalog.written(latest.values())
-        self.write_keys.wrote(latest.values(), self._head())
+        self.writer.after_write(versions)
 
     def _head(self) -> str:
-        head = self.log.last()
-        return f"{head.seq}:{head.digest}" if head else "0"
+        return self.writer.head()
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

@@ -125,7 +125,7 @@ def forget(
         tuple(memory_item_ids), tuple(archive_refs), tuple(source_or_run_refs), tuple(namespaces)
     )
     memory.actors.require(memory.actor, "withdraw", action="forget a scope")
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     for record_id in scope.memory_item_ids:
         memory.get(record_id)
     candidate = plan_withdrawal(

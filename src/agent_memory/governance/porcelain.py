@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from agent_memory.governance.actors import Actors
     from agent_memory.governance.gate import Gate
+    from agent_memory.home import Home
     from agent_memory.log.base import OperationLog
     from agent_memory.stores.base import RecordStore
     from agent_memory.write.held import PendingRecords
@@ -49,6 +50,7 @@ class WithdrawalMethods:
         actors: Actors
         zone: tzinfo
         gate: Gate
+        home: Home | None
         _lock: threading.RLock
 
         def _clock(self, now: datetime | None) -> datetime: ...
@@ -157,7 +159,7 @@ class WithdrawalMethods:
         from agent_memory.jobs.view_scrub import refresh_views
 
         self.views_note = None
-        home = getattr(self, "home", None)
+        home = self.home
         if home is None:
             return
         try:

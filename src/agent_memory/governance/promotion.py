@@ -194,11 +194,11 @@ def propose_promotion(
             policy, or a naive ``now``.
     """
     home = _home(memory)
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     if target not in PROMOTION_TARGETS:
         raise RecordError(f"unknown target {target!r} (one of: {PROMOTION_TARGETS})", field="target")
     why = _text(reason, "reason")
-    with memory._writing():
+    with memory.writer.writing():
         record = _eligible(memory, record_id)
         rule = _text(record.body if rule_text is None else rule_text, "rule_text")
         rule, _ = screen_text(rule, field="rule_text", policy=memory, record_id=record_id)
@@ -252,9 +252,9 @@ def accept_promotion(
     """
     memory.actors.require(memory.actor, "promote", action=f"accept {proposal_id}")
     home = _home(memory)
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     why = _text(reason, "reason")
-    with memory._writing():
+    with memory.writer.writing():
         proposal, path = _pending(home, proposal_id)
         _eligible(memory, proposal.source_record)
         conventions = home.root / "conventions.md"
@@ -293,9 +293,9 @@ def reject_promotion(
     """
     memory.actors.require(memory.actor, "promote", action=f"reject {proposal_id}")
     home = _home(memory)
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     why = _text(reason, "reason")
-    with memory._writing():
+    with memory.writer.writing():
         proposal, path = _pending(home, proposal_id)
         memory.log.append(
             "review",
@@ -322,7 +322,7 @@ def list_promotions(memory: Memory, *, status: str | None = None) -> list[Promot
 
 
 def _home(memory: Memory) -> Home:
-    home: Home | None = getattr(memory, "home", None)
+    home: Home | None = memory.home
     if home is None:
         raise ProposalError(
             "promotion needs a Home: proposals and conventions.md are files of one",
@@ -381,7 +381,7 @@ def _eligible(memory: Memory, record_id: str) -> MemoryRecord:
         problem = f"it is {record.state.value}, not active"
     else:
         exposure = memory.gate.check(record)
-        review = memory._reviews.state_of(record)
+        review = memory.review_book.state_of(record)
         if not exposure.exposed:
             problem = exposure.reason
         elif review in ("quarantined", "rejected"):

@@ -156,4 +156,4 @@ def _restored(
         state_reason=f"restored {original.id} by reverting maintenance proposal {proposal_id}",
         **fields,
     )
-    return memory._signed(record)
+    return memory.writer.sign(record)

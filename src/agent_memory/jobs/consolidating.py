@@ -113,7 +113,7 @@ class ConsolidationMethods:
             )
             if dry_run:
                 return report
-            home = getattr(self, "home", None)
+            home = self.home
             if home is not None:
                 folder = home.root / PENDING_FOLDER
                 for pending in report.proposals:

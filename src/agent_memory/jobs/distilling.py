@@ -79,6 +79,7 @@ class DistillMethods:
         gate: Gate
         actor: str
         zone: tzinfo
+        home: Home | None
         _lock: threading.RLock
 
         def _clock(self, now: datetime | None) -> datetime: ...
@@ -117,7 +118,7 @@ class DistillMethods:
             LogError: The log cannot be read (the gate and the ledger fail closed).
             RecordError: ``now`` is naive.
         """
-        home: Home | None = getattr(self, "home", None)
+        home = self.home
         if home is None:
             raise ConfigError(
                 "distill reads a Home's archive/; this Memory has none", hint="open a Home (--home PATH)"

@@ -105,7 +105,7 @@ class Outcome:
 
 
 def _folder(memory: Memory) -> Path:
-    home = getattr(memory, "home", None)
+    home = memory.home
     if home is None:
         raise ConfigError(
             "maintenance proposals live in a Home's proposals/ folder; this Memory has none",
@@ -231,10 +231,10 @@ def accept(
         ConfigError: ``memory`` has no Home.
         ProposalError: A proposal file is unreadable.
     """
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     memory.actors.require(memory.actor, "approve", action="accept maintenance proposals")
     outcome = Outcome()
-    with memory._writing():
+    with memory.writer.writing():
         view = memory.gate.view()  # accept writes no control: one reading of them serves the call
         for proposal_id, pending in _select(memory, ids, everything=everything):
             if pending is None:
@@ -276,10 +276,10 @@ def decline(
         ConfigError: ``memory`` has no Home.
         ProposalError: A proposal file is unreadable.
     """
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     memory.actors.require(memory.actor, "approve", action="decline maintenance proposals")
     outcome = Outcome()
-    with memory._writing():
+    with memory.writer.writing():
         for proposal_id, pending in _select(memory, ids, everything=everything):
             if pending is None:
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
@@ -311,9 +311,9 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
             gone, or a record changed since; nothing written.
         LifecycleError: The gate refuses a compensating move; nothing written.
     """
-    stamp = memory._clock(now)
+    stamp = memory.writer.clock(now)
     memory.actors.require(memory.actor, "approve", action=f"revert {proposal_id}")
-    with memory._writing():
+    with memory.writer.writing():
         events = _verdicts(memory.log).get(proposal_id, [])
         verdicts = [e["verdict"] for e in events]
         if ACCEPTED not in verdicts:
@@ -352,7 +352,7 @@ def _signed(memory: Memory, versions: list[MemoryRecord]) -> list[MemoryRecord]:
     A version signed already (a correction record, or a record carrying another trusted
     signer's signature) keeps its signature; without an identity nothing changes.
     """
-    return [v if v.signature else memory._signed(v) for v in versions]
+    return [v if v.signature else memory.writer.sign(v) for v in versions]
 
 
 def _put_and_log(
@@ -373,7 +373,7 @@ def _put_and_log(
         },
         now=stamp,
     )
-    memory._after_write(versions)
+    memory.writer.after_write(versions)
 
 
 def _verdict(memory: Memory, verdict: str, pending: PendingProposal, stamp: datetime, **details: Any) -> None:

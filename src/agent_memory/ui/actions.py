@@ -205,7 +205,7 @@ def render(memory: Memory, form: Form) -> str:
     """Write the views from the notes and log (``agent-memory render``)."""
     from agent_memory.jobs.views import render as render_views
 
-    home = getattr(memory, "home", None)
+    home = memory.home
     if home is None:
         raise Refused("views live in a Home's files; this memory is a database", field="render")
     result = render_views(home)

@@ -61,7 +61,7 @@ def agent_page(memory: Memory, chosen: str) -> AgentPage:
     from agent_memory.doctor.golden import load_golden, run_golden
     from agent_memory.jobs.views import render, view_files
 
-    home = getattr(memory, "home", None)
+    home = memory.home
     if home is None:
         return AgentPage(
             unavailable="views and golden tests live in a Home's files; this memory is a database"
@@ -91,5 +91,5 @@ def doctor_page(memory: Memory) -> DoctorReport | None:
     """Return the doctor's report of ``memory``'s Home (no repairs), or ``None`` for a database."""
     from agent_memory.doctor.diagnose import doctor
 
-    home = getattr(memory, "home", None)
+    home = memory.home
     return doctor(home) if home is not None else None

@@ -64,7 +64,7 @@ class OpenedMemory:
 
         self.memory = memory
         self.label = label
-        self.home: Home | None = getattr(memory, "home", None)
+        self.home: Home | None = memory.home
         self._lock = threading.RLock()
         self._committed = self._head_seq()
         self.reviews: ReviewBook = ReviewBook(memory.log)

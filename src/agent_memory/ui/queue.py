@@ -81,7 +81,7 @@ def review_page(memory: Memory, reviews: ReviewBook) -> ReviewPage:
     queue = review_queue(memory)
     open_disputes = tuple(disputes(memory, reviews))
     stats = review_stats(memory.log)
-    if getattr(memory, "home", None) is None:
+    if memory.home is None:
         why = "maintenance proposals and promotions live in a Home's files; this memory is a database"
         return ReviewPage(queue, open_disputes, stats=stats, unavailable=why)
     try:

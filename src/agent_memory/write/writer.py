@@ -1,0 +1,137 @@
+"""`Writer`: the one way a service changes what a memory holds (DESIGN.md §9 "Actors", "Writes").
+
+Every write of every service goes through one Writer: it holds the lock (the Memory's
+re-entrant lock and, over a Home, the Home's writer lock file), reads the clock, signs what
+it writes with the Home's key, puts the versions and appends their log event, and keeps the
+derived caches (the search indexes and the dedup/subject lookup) in step with the store.
+
+Invariant: a version is put only inside :meth:`Writer.writing`, and every put is followed, in
+the same held lock, by its log event and the caches' update (:meth:`Writer.write`, or
+:meth:`Writer.after_write` for a caller that appends its own event).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import datetime
+from typing import Any
+
+from fg_agent_id import KeyPair
+
+from agent_memory.errors import RecordError
+from agent_memory.log.base import OperationLog
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.signing import address_of, sign_record
+from agent_memory.records.wire import truncate_ms, utc_now
+from agent_memory.search.catalog import IndexCatalog
+from agent_memory.stores.base import RecordStore
+from agent_memory.write.dedup import WriteKeys
+
+__all__ = ["Writer"]
+
+
+class Writer:
+    """Lock · clock · sign · put + log · caches in step, over one store, log and index catalog.
+
+    Args:
+        store: Where record versions live.
+        log: The operation log every write is recorded in.
+        catalog: The search indexes, told of every version written.
+        write_keys: The dedup and subject lookup, told of every version written.
+        identity: Key pair that signs new versions, or ``None`` for unsigned ones.
+        actor: Who acts; named in every event this Writer appends.
+        writer_lock: Factory of the context manager held around every write (a Home's lock
+            file), or ``None`` for none.
+
+    Attributes:
+        lock: The re-entrant lock every public operation of the Memory holds (reads too).
+    """
+
+    def __init__(
+        self,
+        store: RecordStore,
+        log: OperationLog,
+        catalog: IndexCatalog,
+        write_keys: WriteKeys,
+        *,
+        identity: KeyPair | None = None,
+        actor: str = "owner",
+        writer_lock: Callable[[], AbstractContextManager[Any]] | None = None,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.catalog = catalog
+        self.write_keys = write_keys
+        self.identity = identity
+        self.actor = actor
+        self.lock = threading.RLock()
+        self._writer_lock = writer_lock
+
+    def clock(self, now: datetime | None) -> datetime:
+        """Return ``now`` truncated to milliseconds, or the current UTC time when ``None``.
+
+        Raises:
+            RecordError: ``now`` is naive (field ``now``).
+        """
+        if now is None:
+            return utc_now()
+        if now.tzinfo is None or now.utcoffset() is None:
+            raise RecordError("naive datetime: a time zone is required", field="now")
+        return truncate_ms(now)
+
+    def address(self) -> str | None:
+        """Return the agent address of the signing identity (``None`` without one)."""
+        return address_of(self.identity) if self.identity is not None else None
+
+    def sign(self, record: MemoryRecord) -> MemoryRecord:
+        """Return ``record`` signed with the identity (unchanged without one)."""
+        return sign_record(record, self.identity) if self.identity is not None else record
+
+    def sign_unsigned(self, versions: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Sign every version not signed yet; a version signed already (by any signer) keeps its signature."""
+        return [v if v.signature else self.sign(v) for v in versions]
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the lock, the Home's writer lock and the lookup's settling of the log head for one write."""
+        locked = self._writer_lock() if self._writer_lock else nullcontext()
+        with self.lock, locked, self.write_keys.settling(self.head):
+            yield
+
+    def write(
+        self,
+        versions: Sequence[MemoryRecord],
+        stamp: datetime,
+        *,
+        action: str,
+        details: dict[str, Any] | None = None,
+    ) -> list[int]:
+        """Sign, put and log ``versions`` as one ``action`` event, then bring the caches in step.
+
+        The event's details are ``details`` plus ``"versions"``: the version number of each put.
+        Call inside :meth:`writing`. Returns those version numbers.
+        """
+        signed = self.sign_unsigned(versions)
+        numbers = [self.store.put(version) for version in signed]
+        self.log.append(
+            action,
+            actor=self.actor,
+            record_ids=tuple(v.id for v in signed),
+            details={**(details or {}), "versions": numbers},
+            now=stamp,
+        )
+        self.after_write(signed)
+        return numbers
+
+    def after_write(self, versions: Sequence[MemoryRecord]) -> None:
+        """Tell the indexes and the dedup lookup of versions just put (the latest of each id wins)."""
+        latest = {v.id: v for v in versions}
+        self.catalog.written(latest.values())
+        self.write_keys.wrote(latest.values(), self.head())
+
+    def head(self) -> str:
+        """Return the log head as ``"seq:digest"`` (``"0"`` for an empty log)."""
+        head = self.log.last()
+        return f"{head.seq}:{head.digest}" if head else "0"
