@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fg_agent_id import KeyPair
 
-from agent_memory.errors import AgentMemoryError, ConfigError
+from agent_memory.errors import AgentMemoryError, ConfigError, RecordError
 from agent_memory.log.anchor import Checkpoint, checkpoint_path, make_checkpoint, record_checkpoint, trailer
 from agent_memory.log.base import OperationLog
 from agent_memory.log.jsonl import JsonlLog
@@ -214,6 +214,17 @@ class Home:
                 "to go on with a new key, run: agent-memory init-key",
             )
         return load_or_create_identity(self.settings.key_file)
+
+    def signer(self) -> str | None:
+        """Return the Home's own ``amp:key:`` address, or ``None`` when its key file is missing or unreadable.
+
+        Readers use it to refuse a record this Home wrote whose signature was removed
+        (:func:`~agent_memory.stores.verified.check_version`).
+        """
+        try:
+            return address_of(self.identity())
+        except (ConfigError, RecordError):
+            return None
 
     @contextmanager
     def writer_lock(self) -> Iterator[None]:

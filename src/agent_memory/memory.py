@@ -35,9 +35,11 @@ from agent_memory.metamemory.service import MetamemoryMethods
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import RecallMethods
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
+from agent_memory.records.signing import address_of
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.verified import verified_get
 from agent_memory.write.corrections import DEFAULT_CONFIDENCE, CorrectionMethods
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
@@ -136,6 +138,7 @@ class Memory(
         self.log = log
         self.catalog = catalog
         self.identity = identity
+        catalog.sign_as(address_of(identity) if identity is not None else None)  # verified reads
         self.actor = actor
         self.home: Home | None = home
         self.taint = tuple(sorted(set(taint)))
@@ -384,8 +387,15 @@ class Memory(
     # ------------------------------------------------------------------ reads
 
     def get(self, record_id: str) -> MemoryRecord:
-        """Return the latest version of a record (``RecordNotFound`` if unknown)."""
-        return self.store.get(record_id)
+        """Return the latest version of a record, once it verifies (the one verified read path).
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: Its note cannot be read, or its id does not match its content.
+            SignatureError: Its signature does not verify, or was removed
+                (:func:`~agent_memory.stores.verified.check_version`).
+        """
+        return verified_get(self.store, record_id, home_signer=self._address())
 
     def history(self, record_id: str) -> list[MemoryRecord]:
         """Return every version of a record, oldest first."""

@@ -175,7 +175,11 @@ def schedule(print_: str, at: str, home: str | None) -> None:
     help="MEMORY.md budget in tokens.",
 )
 @click.option("--force", is_flag=True, help="Overwrite views edited by hand (their edits are lost).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a view is out of date or edited.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if a view is out of date or edited, or a note is refused.",
+)
 @home_option
 @json_option
 def render(budget: int, force: bool, check: bool, home: str | None, as_json: bool) -> None:
@@ -185,6 +189,8 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
     or approved, not withdrawn, within --budget tokens (4 characters each); index.md maps the
     topics with their triggers; topics/ keep history as history. Rendering twice gives the
     same bytes. A view edited by hand is reported and not overwritten unless --force.
+    A note that does not parse or verify (an edited frontmatter, a removed signature) is
+    left out of every view and named on stderr; the exit status is then 1.
     """
     from agent_memory.jobs.views import render as run
 
@@ -207,7 +213,13 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
     for problem in result.problems:
         note = " (discarded by --force)" if problem.path in discarded else ""
         click.echo(f"{opened.root / problem.path}: {problem.detail}{note}", err=True)
-    if check and (result.written or result.removed or result.problems):
+    for refused in result.refused:
+        click.echo(f"refused (left out of every view): {refused}", err=True)
+    if result.refused:
+        click.echo(
+            "hint: run `agent-memory doctor`; restore the note from git or `agent-memory sync`", err=True
+        )
+    if result.refused or (check and (result.written or result.removed or result.problems)):
         raise click.exceptions.Exit(1)
 
 

@@ -25,14 +25,16 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     every withdrawal control, so that an agent-memory import keeps them withdrawn.
     """
     from agent_memory.errors import StoreError
-    from agent_memory.transfer.exchange import export_memory_file, write_bytes_atomic
+    from agent_memory.transfer.exchange import Refusal, export_memory_file, write_bytes_atomic
 
     opened = open_home(home)
     store, log = opened.store(), opened.log()
+    refused: list[Refusal] = []
     memory_file = export_memory_file(
-        store, keys=opened.identity(), log=log, include_withdrawn=include_withdrawn
+        store, keys=opened.identity(), log=log, include_withdrawn=include_withdrawn, refused=refused
     )
-    omitted = 0 if include_withdrawn else len(store.list()) - len(memory_file.records)
+    verified = len(store.version_tokens()) - len(refused)
+    omitted = 0 if include_withdrawn else verified - len(memory_file.records)
     try:
         write_bytes_atomic(path, memory_file.dumps())
     except OSError as exc:
@@ -42,6 +44,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
         details["withdrawn_omitted"] = omitted
     if include_withdrawn:
         details["include_withdrawn"] = True
+    if refused:
+        details["refused"] = [refusal.record_id for refusal in refused]
     # The log keeps the absolute path, so that a later erasure finds and cleans this export.
     log.append("export", actor=opened.settings.owner, details={**details, "path": os.path.abspath(path)})
     if as_json:
@@ -50,6 +54,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
         click.echo(f"exported {len(memory_file.records)} records to {path} (signed by {memory_file.agent})")
         if omitted:
             click.echo(f"{omitted} withdrawn records left out (--include-withdrawn carries them)", err=True)
+    for refusal in refused:
+        click.echo(f"refused (left out of the export): {refusal}", err=True)
 
 
 @click.command(name="import")

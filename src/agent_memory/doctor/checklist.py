@@ -22,6 +22,7 @@ from typing import Any
 from agent_memory.errors import AgentMemoryError, LogError
 from agent_memory.home import Home
 from agent_memory.records.record import Kind, MemoryRecord, State
+from agent_memory.stores.verified import read_verified
 
 __all__ = [
     "FAIL",
@@ -74,12 +75,9 @@ class HomeFacts:
         self.home, self.root = home, home.root
         store = home.store()
         self.store_problems = store.check()
-        self.records: list[MemoryRecord] = []
-        for record_id in sorted(store.version_tokens()):
-            try:
-                self.records.append(store.get(record_id))
-            except AgentMemoryError:
-                continue
+        # The one verified read path: a note that does not verify is reported, never judged.
+        reading = read_verified(store, home_signer=home.signer(), record_ids=store.version_tokens())
+        self.records: list[MemoryRecord] = list(reading.records)
         from agent_memory.doctor.log_audit import audit_log
 
         self.log_error = ""

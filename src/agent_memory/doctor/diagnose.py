@@ -30,6 +30,7 @@ from agent_memory.errors import AgentMemoryError, SignatureError, StoreError
 from agent_memory.home import Home
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import utc_now
+from agent_memory.stores.verified import check_version, read_verified
 
 __all__ = ["Check", "DoctorReport", "diagnose", "doctor", "repair"]
 
@@ -227,16 +228,15 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
 
 
 def _latest(home: Home) -> tuple[list[MemoryRecord], int]:
-    """Return the readable latest version of every record and how many records there are."""
+    """Return the latest version of every record that verifies, and how many records there are.
+
+    Read through the one verified read path; what it refuses is reported by the notes and
+    signatures checks.
+    """
     store = home.store()
     ids = sorted(store.version_tokens())
-    records = []
-    for record_id in ids:
-        try:
-            records.append(store.get(record_id))
-        except StoreError:
-            continue  # reported by the notes check
-    return records, len(ids)
+    reading = read_verified(store, home_signer=home.signer(), record_ids=ids)
+    return list(reading.records), len(ids)
 
 
 def _check_notes(home: Home) -> Check:
@@ -291,6 +291,7 @@ def missing_records(home: Home, known: set[str]) -> list[str]:
 
 def _check_signatures(home: Home) -> Check:
     store = home.store()
+    signer = home.signer()
     bad, signed, unsigned = [], 0, 0
     for record_id in sorted(store.version_tokens()):
         try:
@@ -298,14 +299,12 @@ def _check_signatures(home: Home) -> Check:
         except StoreError:
             continue  # reported by the notes check
         for number, record in enumerate(versions, 1):
-            if not record.signed_by and not record.signature:
+            if record.signed_by or record.signature:
+                signed += 1
+            else:
                 unsigned += 1
-                continue
-            signed += 1
             try:
-                from agent_memory.records.signing import verify_record
-
-                verify_record(record)
+                check_version(record, home_signer=signer)  # the readers' own check
             except SignatureError as exc:
                 bad.append(f"{record.id} version {number}: {exc}")
     if bad:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from agent_memory.errors import ConfigError, RecordNotFound, StoreError
+from agent_memory.errors import ConfigError, RecordNotFound, SignatureError, StoreError
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -330,7 +330,7 @@ def _follow(memory: Memory, record_id: str) -> tuple[str | None, str, bool]:
             record = memory.get(chain[-1])
         except RecordNotFound:
             return None, f"no record {chain[-1]} in this Home", False
-        except StoreError as exc:
+        except (StoreError, SignatureError) as exc:
             return None, f"{chain[-1]} cannot be read: {exc.detail}", False
         if record.redacted:
             return record.id, f"{record.id} was erased", True

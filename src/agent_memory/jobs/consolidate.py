@@ -50,6 +50,7 @@ from agent_memory.jobs.pending import Action, ConsolidationReport, PendingPropos
 from agent_memory.recall.salience import Salience
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.verified import read_verified
 from agent_memory.write.plan import live_key, subject_key
 from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
@@ -132,6 +133,7 @@ class _Run:
         config: ConsolidationConfig,
         write: Writer | None,
         refused: Refused | None = None,
+        home_signer: str | None = None,
     ) -> None:
         self.overlay = _Overlay(store)
         self.now, self.salience, self.config, self.write = now, salience, config, write
@@ -139,7 +141,8 @@ class _Run:
         self.report = ConsolidationReport()
         self.view: dict[str, MemoryRecord] = {}
         hidden = 0
-        for record in store.list():
+        reading = read_verified(store, home_signer=home_signer)  # the one verified read path
+        for record in reading.records:
             if record.redacted:
                 continue
             if exposed is not None and not exposed(record):
@@ -147,6 +150,7 @@ class _Run:
                 continue
             self.view[record.id] = record
         self.report.stats.update(records=len(self.view), skipped_withdrawn=hidden, pairs=0, blocks=0)
+        self.report.stats["refused_unverified"] = len(reading.refused)
         self.report.stats["blocks_skipped"] = 0
         self.claimed: set[str] = set()
         self._terms: dict[str, ops.Terms] = {}
@@ -267,6 +271,7 @@ def consolidate(
     config: ConsolidationConfig | None = None,
     write: Writer | None = None,
     refused: Refused | None = None,
+    home_signer: str | None = None,
 ) -> ConsolidationReport:
     """Run every pass over ``store`` and return what was done, proposed and refused (module docstring).
 
@@ -284,11 +289,14 @@ def consolidate(
         refused: Says why a person declined or reverted a proposal before (from the log's
             ``review`` events); such a proposal becomes a rejection with that reason and
             claims no record. ``None`` files every proposal.
+        home_signer: The Home's own address; records are read through
+            :func:`~agent_memory.stores.verified.read_verified`, and one that does not
+            verify is never consolidated (counted in ``stats["refused_unverified"]``).
 
     Returns:
         The report; pending proposals are in ``report.proposals``, not applied.
     """
-    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), write, refused)
+    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), write, refused, home_signer)
     for step in (_exact, _near, _state, _contradiction, _promotion, _rule_flags, _decay):
         step(run)
     return run.report

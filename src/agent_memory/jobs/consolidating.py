@@ -72,6 +72,8 @@ class ConsolidationMethods:
 
         def _signed(self, record: MemoryRecord) -> MemoryRecord: ...
 
+        def _address(self) -> str | None: ...
+
     def consolidate(
         self,
         *,
@@ -110,6 +112,7 @@ class ConsolidationMethods:
                 config=config,
                 write=writer,
                 refused=Refusals(self.log).refusal,
+                home_signer=self._address(),
             )
             if dry_run:
                 return report

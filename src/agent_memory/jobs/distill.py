@@ -58,6 +58,7 @@ from agent_memory.jobs.pending import PendingProposal, Rejection, basis_of
 from agent_memory.log.base import Action, OperationLog
 from agent_memory.records.record import Kind, MemoryRecord, Provenance
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.verified import read_verified
 from agent_memory.write.plan import LIVE_STATES, PlanKind, live_key, normalize_text, plan_write, subject_key
 from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
@@ -286,11 +287,14 @@ def _proposal_id(parts: Iterable[str]) -> str:
 
 
 class _Planner:
-    def __init__(self, store: RecordStore, report: DistillReport, now: datetime, operator: str) -> None:
+    def __init__(
+        self, store: RecordStore, report: DistillReport, now: datetime, operator: str, home_signer: str | None
+    ) -> None:
         self.store, self.report, self.now, self.operator = store, report, now, operator
         self.by_body: dict[tuple[str, str, str, str], str] = {}
         self.by_subject: dict[tuple[str, str], MemoryRecord] = {}
-        for record in store.list():
+        # The one verified read path: a note that does not verify is never a duplicate or a live value.
+        for record in read_verified(store, home_signer=home_signer).records:
             if record.state in LIVE_STATES and not record.redacted:
                 self.by_body[live_key(record)] = record.id
                 key = subject_key(record)
@@ -387,6 +391,7 @@ def plan_candidates(
     build: Builder,
     operator: DistillOperator,
     now: datetime,
+    home_signer: str | None = None,
 ) -> DistillReport:
     """Turn an operator's extraction into proposals, holds, skips and rejections (steps 3-4); writes nothing.
 
@@ -397,9 +402,11 @@ def plan_candidates(
         build: Makes (and screens and signs) the record of one candidate (:func:`record_for`).
         operator: The operator (its ``name`` and ``model`` are reported).
         now: The run time (aware): ``created_at`` of the records and ``made_at`` of the proposals.
+        home_signer: The Home's own address (records are read through
+            :func:`~agent_memory.stores.verified.read_verified`).
     """
     report = DistillReport(operator.name, operator.model, selection)
-    planner = _Planner(store, report, now, operator.name)
+    planner = _Planner(store, report, now, operator.name, home_signer)
     lines = {item.anchor: item for item in selection.eligible}
     for anchors, reason in extraction.rejected:
         planner.reject(anchors, reason)

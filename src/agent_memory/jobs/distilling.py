@@ -147,7 +147,13 @@ class DistillMethods:
                 i for i in selection.eligible if i.anchor in {x.anchor for x in first.eligible}
             ]
             report = plan_candidates(
-                self.store, selection, extraction, build=build, operator=chosen, now=stamp
+                self.store,
+                selection,
+                extraction,
+                build=build,
+                operator=chosen,
+                now=stamp,
+                home_signer=self._address(),
             )
             if dry_run:
                 return report

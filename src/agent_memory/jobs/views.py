@@ -50,6 +50,7 @@ from agent_memory.jobs.pages import (
 from agent_memory.jobs.topics import summarize, topic_of, topic_page
 from agent_memory.recall.select import approx_tokens
 from agent_memory.records.record import MemoryRecord, State
+from agent_memory.stores.verified import read_verified
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
@@ -107,6 +108,8 @@ class RenderResult:
         shown: Records in ``MEMORY.md``.
         over_budget: Autoloadable records left out of ``MEMORY.md`` by the budget.
         used_tokens: Tokens of the bodies in ``MEMORY.md``.
+        refused: Records left out of every view because their note does not parse or
+            verify (:func:`~agent_memory.stores.verified.read_verified`), one line each.
     """
 
     written: tuple[str, ...] = ()
@@ -117,6 +120,7 @@ class RenderResult:
     shown: int = 0
     over_budget: int = 0
     used_tokens: int = 0
+    refused: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the CLI's ``--json`` shape."""
@@ -127,6 +131,7 @@ class RenderResult:
             "problems": [str(problem) for problem in self.problems],
             "kept": list(self.kept),
             "memory": {"shown": self.shown, "over_budget": self.over_budget, "used_tokens": self.used_tokens},
+            "refused": list(self.refused),
         }
 
 
@@ -266,8 +271,9 @@ def render_held(
     reviews = ReviewBook(home.log())
     archive = root / "archive"
     files = sorted(p.name for p in archive.glob("*.md")) if archive.is_dir() else []
+    reading = read_verified(store, home_signer=home.signer())
     views, stats = build_views(
-        store.list(),
+        reading.records,
         reviews.state_of,
         lambda record: exposed(record, view),
         zone=home.settings.zone,
@@ -309,6 +315,7 @@ def render_held(
         shown=stats.shown,
         over_budget=stats.over_budget,
         used_tokens=stats.used_tokens,
+        refused=tuple(str(refusal) for refusal in reading.refused),
     )
 
 

@@ -22,6 +22,7 @@ from agent_memory.recall.select import (
     lookup_versions,
     select,
 )
+from agent_memory.stores.verified import verified_lookup
 
 if TYPE_CHECKING:
     from agent_memory.governance.gate import Gate
@@ -96,7 +97,11 @@ class RecallMethods:
             asked = stamp.astimezone(self.zone)
             wanted = max(CANDIDATES_PER_INDEX, (k or 0) * 4)
             relevance = fuse_relevance(self.catalog.query(query, k=wanted, now=asked))
-            plain = lookup_versions(self.store.get, self.store.history, as_of)
+            # The one verified read path: a version that does not verify reads as absent, even
+            # when an index still holds it from before (check_version, as the indexes apply it).
+            plain = verified_lookup(
+                lookup_versions(self.store.get, self.store.history, as_of), self.catalog.home_signer
+            )
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(
                     request,

@@ -47,6 +47,7 @@ from agent_memory.search.recipes import (
     SearchSettings,
 )
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.verified import read_verified
 
 __all__ = ["FULL_CHECK_SECONDS", "IndexCatalog", "Progress"]
 
@@ -349,21 +350,26 @@ class IndexCatalog:
         return {"recipes": list(self._active), "why": self.why, "unavailable": dict(self.unavailable)}
 
     def readable_records(self) -> list[MemoryRecord]:
-        """Return the latest version of every record that can be read, by ``(created_at, id)``.
+        """Return the latest version of every record that verifies, by ``(created_at, id)``.
 
-        Unlike ``store.list()``, one unreadable note does not hide the others: it is skipped
-        and reported by :meth:`problems`.
+        The one verified read path (:func:`~agent_memory.stores.verified.read_verified`):
+        unlike ``store.list()``, a note that does not parse or verify does not hide the others
+        and is never returned; it is reported by :meth:`problems`.
         """
-        try:
-            return self.store.list()
-        except StoreError:
-            records = []
-            for record_id in sorted(self._fresh.tokens()):
-                try:
-                    records.append(self.store.get(record_id))
-                except StoreError as exc:
-                    self._fresh.problems[record_id] = exc
-            return sorted(records, key=lambda r: (r.created_at, r.id))
+        reading = read_verified(self.store, home_signer=self._fresh.home_signer)
+        for refusal in reading.refused:
+            if isinstance(refusal.error, StoreError | SignatureError):
+                self._fresh.problems[refusal.record_id] = refusal.error
+        return list(reading.records)
+
+    def sign_as(self, address: str | None) -> None:
+        """Name the Home's own signing address: a record it wrote without a signature is refused."""
+        self._fresh.home_signer = address
+
+    @property
+    def home_signer(self) -> str | None:
+        """The Home's own signing address (:meth:`sign_as`), or ``None``."""
+        return self._fresh.home_signer
 
     def problems(self) -> list[StoreError | SignatureError]:
         """Return the records that could not be read or do not verify (not indexed), as last seen."""

@@ -39,10 +39,10 @@ from pathlib import Path
 
 from agent_memory.errors import RecordNotFound, SignatureError, StoreError
 from agent_memory.records.record import MemoryRecord
-from agent_memory.records.signing import verify_record
 from agent_memory.search.base import version_digest
 from agent_memory.search.holdings import Holding, Ledger
 from agent_memory.stores.base import ChangeFeed, RecordStore
+from agent_memory.stores.verified import check_version
 
 __all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress", "home_signal"]
 
@@ -87,6 +87,8 @@ class Freshness:
         problems: Records that could not be read, or whose signature does not verify, by id,
             as last seen; they are left out of every index.
         due: A full comparison must run at the next refresh (an index is new or was emptied).
+        home_signer: The Home's own address (:func:`~agent_memory.stores.verified.check_version`),
+            or ``None`` when the store has no signing key.
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class Freshness:
         self.store, self.ledger, self.holdings = store, ledger, holdings
         self.problems: dict[str, StoreError | SignatureError] = {}
         self.due = True
+        self.home_signer: str | None = None
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
@@ -240,8 +243,8 @@ class Freshness:
         for record_id in ids:
             try:
                 record = self.store.get(record_id)
-                if record.signature:  # unsigned records ("" on the wire) have nothing to verify
-                    verify_record(record)  # DESIGN.md §9: only records that verify are indexed
+                # DESIGN.md §9: only records that verify are indexed (the one verified read path)
+                check_version(record, home_signer=self.home_signer)
                 batch[record_id] = record
                 self.problems.pop(record_id, None)
             except RecordNotFound:

@@ -39,12 +39,21 @@ from agent_memory.governance.secrets import SecretsSettings, screen_text
 from agent_memory.log.base import OperationLog
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord
+from agent_memory.records.signing import address_of
 from agent_memory.records.wire import utc_now
 from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.stores.verified import Refusal, read_verified
 from agent_memory.transfer.states import plan_states, write_routed
 from agent_memory.write.plan import PlanKind
 
-__all__ = ["EXTERNAL_TAINT", "ImportReport", "export_memory_file", "import_memory_file", "write_bytes_atomic"]
+__all__ = [
+    "EXTERNAL_TAINT",
+    "ImportReport",
+    "Refusal",
+    "export_memory_file",
+    "import_memory_file",
+    "write_bytes_atomic",
+]
 
 EXTERNAL_TAINT = "external"
 
@@ -100,10 +109,14 @@ def export_memory_file(
     now: datetime | None = None,
     log: OperationLog | None = None,
     include_withdrawn: bool = False,
+    refused: list[Refusal] | None = None,
 ) -> MemoryFile:
-    """Build a MemoryFile of the latest version of every record, ordered by ``(created_at, id)``.
+    """Build a MemoryFile of the latest version of every record that verifies, by ``(created_at, id)``.
 
-    Signed by ``keys`` (the file's ``agent`` is then its address) when given.
+    Signed by ``keys`` (the file's ``agent`` is then its address) when given. Records are
+    read through the one verified read path
+    (:func:`~agent_memory.stores.verified.read_verified`, ``keys`` naming the Home's own
+    signer): a note that does not parse or verify is left out and added to ``refused``.
 
     Args:
         store: The records.
@@ -113,11 +126,15 @@ def export_memory_file(
             (seed 000 §12.2). A store without a log has no controls.
         include_withdrawn: Also export withdrawn records, with every control record of
             ``log`` under the file's ``withdrawal_controls`` key (for readers of ours only).
+        refused: Where the records left out because they do not verify are appended.
 
     Raises:
         LogError: A control in ``log`` cannot be read (the gate fails closed).
     """
-    records = store.list()
+    reading = read_verified(store, home_signer=address_of(keys) if keys is not None else None)
+    if refused is not None:
+        refused.extend(reading.refused)
+    records = list(reading.records)
     extra: dict[str, object] = {}
     if log is not None:
         from agent_memory.governance.gate import Gate

@@ -1,0 +1,169 @@
+"""The one verified read path: every reader gets records through :func:`read_verified`.
+
+Recall, the generated views, export, consolidation, distillation, golden recall, the review
+queue and doctor's reports all read the latest version of every record here (DESIGN.md §5
+"One gate in, one verified read path out"). A version is *verified* when it parses and its
+id matches its birth content (the store checks that on every read) and :func:`check_version`
+passes: a signed version's signature verifies by its ``signed_by`` address, and a version
+this Home wrote (its ``provenance.agent`` is the Home's own address, part of the id) still
+carries the signature the Home put on it. Review state and taint are then computed from the
+verified fields only (:class:`~agent_memory.governance.review_book.ReviewBook`), so deleting
+a ``taint:`` line, changing ``state:``, editing the body or removing the signature of a note
+makes the record *refused*: reported by the reader, never shown or used.
+
+An erasure tombstone carries no content to trust and is passed through (every reader
+already treats it as erased).
+
+Invariant: read-only; a refused record is never repaired or hidden silently: each reader
+returns or prints its :class:`Refusal`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from agent_memory.errors import AgentMemoryError, RecordNotFound, SignatureError, StoreError
+from agent_memory.records.record import MemoryRecord
+from agent_memory.records.signing import verify_record
+from agent_memory.stores.base import RecordStore
+
+__all__ = ["Reading", "Refusal", "check_version", "read_verified", "verified_get", "verified_lookup"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A record a reader left out because its latest version does not verify.
+
+    Attributes:
+        record_id: The record's id (``mem:…``).
+        error: Why: a :class:`~agent_memory.errors.StoreError` (the note does not parse or
+            its id does not match) or a :class:`~agent_memory.errors.SignatureError`.
+    """
+
+    record_id: str
+    error: AgentMemoryError
+
+    def __str__(self) -> str:
+        return str(self.error)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What :func:`read_verified` found.
+
+    Attributes:
+        records: The latest version of every record that verifies, by ``(created_at, id)``.
+        refused: The records left out, by id.
+    """
+
+    records: tuple[MemoryRecord, ...]
+    refused: tuple[Refusal, ...] = ()
+
+
+def check_version(record: MemoryRecord, *, home_signer: str | None = None, path: str | None = None) -> None:
+    """Check that a record version (already parsed, its id matched) may be trusted.
+
+    Args:
+        record: The version.
+        home_signer: The Home's own ``amp:key:`` address; a version whose
+            ``provenance.agent`` names it was signed when written, so one without a signature
+            has lost it. ``None`` (a store with no signing key) skips that rule.
+        path: The file named in the error.
+
+    Raises:
+        SignatureError: The signature does not verify, or a version this Home signed has no
+            signature any more.
+    """
+    if record.redacted:
+        return
+    if record.signed_by or record.signature:
+        verify_record(record, path=path)
+    elif home_signer is not None and record.provenance.agent == home_signer:
+        raise SignatureError(
+            "unsigned, but written by this Home, which signs every record it writes: "
+            "its signature was removed, so none of its fields can be trusted",
+            field="signature",
+            path=path,
+            record_id=record.id,
+        )
+
+
+def verified_get(store: RecordStore, record_id: str, *, home_signer: str | None = None) -> MemoryRecord:
+    """Return the latest version of ``record_id`` once it verifies (:func:`check_version`).
+
+    Raises:
+        RecordNotFound: The store holds no such record.
+        StoreError: The note cannot be read or its id does not match its content.
+        SignatureError: The version does not verify.
+    """
+    record = store.get(record_id)
+    check_version(record, home_signer=home_signer)
+    return record
+
+
+def verified_lookup(
+    lookup: Callable[[str], MemoryRecord | None], home_signer: str | None
+) -> Callable[[str], MemoryRecord | None]:
+    """Wrap a record lookup so that a version failing :func:`check_version` reads as absent (``None``)."""
+
+    def verified(record_id: str) -> MemoryRecord | None:
+        record = lookup(record_id)
+        if record is None:
+            return None
+        try:
+            check_version(record, home_signer=home_signer)
+        except SignatureError:
+            return None
+        return record
+
+    return verified
+
+
+def read_verified(
+    store: RecordStore, *, home_signer: str | None = None, record_ids: Iterable[str] | None = None
+) -> Reading:
+    """Return the latest version of every record (or of ``record_ids``) that verifies, and those refused.
+
+    One unreadable note does not hide the others: when the store's bulk ``list`` fails,
+    every record is read on its own.
+
+    Args:
+        store: The records.
+        home_signer: See :func:`check_version`.
+        record_ids: Only these records (unknown ids are skipped); every record when ``None``.
+
+    Raises:
+        StoreError: The store itself cannot be listed (its folder or database unreadable).
+    """
+    if record_ids is None:
+        try:
+            latest: list[MemoryRecord] | None = store.list()
+        except StoreError:
+            latest = None
+        ids = _every_id(store) if latest is None else [r.id for r in latest]
+    else:
+        latest, ids = None, sorted(set(record_ids))
+    records: list[MemoryRecord] = []
+    refused: list[Refusal] = []
+    by_id = {r.id: r for r in latest} if latest is not None else {}
+    for record_id in ids:
+        try:
+            record = by_id.get(record_id) or store.get(record_id)
+            check_version(record, home_signer=home_signer)
+        except RecordNotFound:
+            continue
+        except (StoreError, SignatureError) as exc:
+            refused.append(Refusal(record_id, exc))
+            continue
+        records.append(record)
+    records.sort(key=lambda r: (r.created_at, r.id))
+    return Reading(tuple(records), tuple(refused))
+
+
+def _every_id(store: RecordStore) -> list[str]:
+    tokens = getattr(store, "version_tokens", None)
+    if not callable(tokens):  # a store that cannot list its ids one by one: its error stands
+        store.list()
+        return []
+    return sorted(tokens())
