@@ -43,6 +43,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import retrieval_parts
+import retrieval_product
 import retrieval_variants
 from report import machine, replace_section
 from retrieval_data import (
@@ -421,6 +422,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--all-variants", action="store_true", help="also the variants tried while tuning")
     parser.add_argument("--only", default="", help="system names to run, separated by ; (default: all)")
     parser.add_argument("--datasets", default="locomo,longmemeval", help="which datasets (default: both)")
+    parser.add_argument(
+        "--locomo-conversations", type=int, default=0, help="only the first N LoCoMo conversations (0: all)"
+    )
+    parser.add_argument(
+        "--lme-first",
+        type=int,
+        default=0,
+        help="LongMemEval: only the first N eligible questions in file order (0: all), for a run whose"
+        " embedding cache holds only those haystacks",
+    )
+    parser.add_argument(
+        "--product-datasets",
+        default="locomo,longmemeval",
+        help="datasets that get the product rows (CLI import, then MCP recall); '' for none",
+    )
     cache_home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     parser.add_argument("--cache", type=Path, default=cache_home / "agent-memory-bench")
     args = parser.parse_args(argv)
@@ -438,6 +454,11 @@ def main(argv: list[str] | None = None) -> None:
         longmemeval = stratified(longmemeval, 40 if args.quick else args.questions)
     if args.quick:
         locomo = locomo[:3]
+    if args.locomo_conversations:
+        locomo = locomo[: args.locomo_conversations]
+    if args.lme_first:
+        longmemeval = longmemeval[: args.lme_first]
+        sample = longmemeval
     parts = retrieval_variants.parts(embedder)
     results: dict[str, dict[str, Result]] = {}
     runs = (
@@ -451,6 +472,10 @@ def main(argv: list[str] | None = None) -> None:
         systems = retrieval_variants.systems(dataset, embedder, porcelain, bm25s_turns, bm25s_sessions)
         if not args.all_variants:
             systems = [s for s in systems if s.note != "variant-extended"]
+        if which != "variants" and dataset.split("-")[0] in args.product_datasets.split(","):
+            systems.insert(
+                3, System(retrieval_product.PRODUCT, own=retrieval_product.product(dataset.split("-")[0]))
+            )
         if which == "main":
             systems = [s for s in systems if not s.note]
         elif which == "variants":

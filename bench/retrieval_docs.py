@@ -16,6 +16,7 @@ CURRENT_COST = "hybrid, thread means and date boost (default): query p50 ms"
 LOCOMO_COLUMNS = ("R@5", "R@10", "R@25", "R@50")
 LME_COLUMNS = (
     "recall_all@5",
+    "recall_any@5",
     "recall_all@10",
     "ndcg@10",
     "recall_any@1",
@@ -31,6 +32,7 @@ LME_TYPES = (
     "temporal-reasoning",
 )
 DEFAULT = "hybrid (default recipe)"
+PRODUCT = "product: CLI import, then MCP recall (default install, budget 32,000)"
 
 PUBLISHED_LOCOMO = [
     ["LoCoMo paper, Table 3: dense retriever over turns (published)", "0.567", "0.662", "0.767", "0.827"],
@@ -242,20 +244,22 @@ def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> l
         f" {pair('hybrid, vectors ±1 in vector space')} in the hybrid. Query mode `or`:"
         f" {pair('bm25, query mode or')}. FTS5's `bm25()` fixes k1 = 1.2 and b = 0.75 (only column"
         " weights can change), so those were not tuned.",
-        "- **`Memory.recall` ranks below its own index on LoCoMo**"
-        f" ({pair('Memory.recall (default recipe)')}):"
-        " recall multiplies relevance by recency (half-life 30 days, floor 0.1, DESIGN.md §5), and a"
-        " LoCoMo conversation spans months, so an old answer loses to recent small talk. With recency"
-        f""" off, the same turns give {pair('Memory.recall, [recall] recency = "off"')}."""
-        " This is recall's scoring, not the index. The benchmark asks at the question's date"
-        " (DESIGN.md §9), so the gap is recency itself: age is counted from `updated_at`, the time the"
-        " turn was written, which for an imported conversation is its session date. Seed 001's"
-        " constants stay the default (origin-notes §1.13); since session 4 a Home of imported"
-        ' history can set `memory.toml` `[recall] recency = "off"` (or a longer'
-        " `recency_half_life_days`; docs/settings.md). The thread boost costs the porcelain on LoCoMo"
-        f" ({pair('Memory.recall without the thread boost')} without it): it gathers the candidates"
-        " into the best sessions, and recency then keeps the recent ones; at equal recency the boost"
-        " helps recall as it helps the index.",
+        "- **`Memory.recall` keeps what its index finds (issue 21)**"
+        f" ({pair('Memory.recall (default recipe)')}, against {pair(DEFAULT)} for the index alone):"
+        " seed 001's recency (half-life 30 days, floor 0.1, from `updated_at`) multiplied every score,"
+        " and a LoCoMo conversation spans months, so an old answer lost to recent small talk: the same"
+        " run of 2026-11-30 measured LoCoMo R@10 0.355 for `Memory.recall` where its index found 0.805."
+        " Recency now counts from each record's valid time (so remembered notes and imported ones with"
+        " the same dates rank alike, `tests/cli/test_recall_alike_cli.py`) and takes at most"
+        " `[recall] recency_weight` = 0.1 of a score (docs/settings.md); recall asks 100 candidates"
+        f""" (was 32). Recency off: {pair('Memory.recall, [recall] recency = "off"')}; without the"""
+        f" thread boost: {pair('Memory.recall without the thread boost')}.",
+        f"- **The product as users drive it** ({pair(PRODUCT)}): `agent-memory import --from"
+        " locomo|longmemeval` into a fresh Home (default install, hybrid recipe), then the MCP `recall`"
+        " tool over stdio (budget 32,000 tokens, k = 100), asked now (MCP recall takes no clock, so"
+        " relative dates in a question are read against today, not the question's date) "
+        "(`bench/retrieval_product.py`). The importers add their tag to every indexed text, and the"
+        " product embeds each turn itself.",
         f"- **Thread means in the vector part (session 4): each note scores (cosine + 0.5 × cosine to"
         f" its thread's mean vector) / 1.5, floor 0.2** (`VectorIndex(thread_weight=0.5)`, the"
         f" `vectors-minilm` recipe; `search/thread_means.py` keeps each thread's sum and mean in step"
