@@ -68,11 +68,9 @@ FRONT_END_ADAPTER_MODULES = frozenset(
 # remove entries; never add one.
 KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset(
     {
-        # The facade mixes in PromotionMethods and counts maintenance verdicts with review_flow;
-        # both take a Memory back (issue 17 item 2: services take a Writer instead).
+        # The facade counts maintenance verdicts with review_flow, whose functions take a
+        # Memory back (issue 17 item 2: services take a Writer instead).
         (
-            "agent_memory.governance.promoting",
-            "agent_memory.governance.promotion",
             "agent_memory.jobs.compensation",
             "agent_memory.jobs.review_flow",
             "agent_memory.memory",
@@ -83,8 +81,6 @@ KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset(
 _SERVICES_TAKING_A_MEMORY = (
     "agent_memory.doctor.golden",
     "agent_memory.governance.forget",
-    "agent_memory.governance.promoting",
-    "agent_memory.governance.promotion",
     "agent_memory.governance.queue",
     "agent_memory.jobs.compensation",
     "agent_memory.jobs.review_flow",

@@ -23,7 +23,7 @@ from agent_memory.governance.erasure.erase import ErasureMethods
 from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.porcelain import WithdrawalMethods
-from agent_memory.governance.promoting import PromotionMethods
+from agent_memory.governance.promotion import PromotionProposal, Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import screen_text
@@ -67,7 +67,6 @@ class Memory(
     WithdrawalMethods,
     ReviewMethods,
     ErasureMethods,
-    PromotionMethods,
     ConsolidationMethods,
     DistillMethods,
     MetamemoryMethods,
@@ -153,6 +152,14 @@ class Memory(
         self.gate = Gate(log, store)
         self._opened_seq = 0
         self.recall_settings = recall_settings or RecallSettings()
+        self.promotions = Promotions(
+            self.writer,
+            gate=self.gate,
+            actors=self.actors,
+            reviews=self.review_book,
+            home=home,
+            zone=self.zone,
+        )
 
     # ------------------------------------------------------------------ construction
 
@@ -383,6 +390,32 @@ class Memory(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # ------------------------------------------------------------------ promotion (old names, one release)
+
+    def propose_promotion(
+        self,
+        record_id: str,
+        *,
+        target: str = "conventions",
+        rule_text: str | None = None,
+        reason: str,
+        now: datetime | None = None,
+    ) -> PromotionProposal:
+        """Old spelling of :meth:`memory.promotions.propose <.Promotions.propose>`, kept one release."""
+        return self.promotions.propose(record_id, target=target, rule_text=rule_text, reason=reason, now=now)
+
+    def accept_promotion(
+        self, proposal_id: str, *, reason: str, now: datetime | None = None
+    ) -> PromotionProposal:
+        """Old spelling of :meth:`memory.promotions.accept <.Promotions.accept>`, kept one release."""
+        return self.promotions.accept(proposal_id, reason=reason, now=now)
+
+    def reject_promotion(
+        self, proposal_id: str, *, reason: str, now: datetime | None = None
+    ) -> PromotionProposal:
+        """Old spelling of :meth:`memory.promotions.reject <.Promotions.reject>`, kept one release."""
+        return self.promotions.reject(proposal_id, reason=reason, now=now)
 
     # ------------------------------------------------------------------ reads
 

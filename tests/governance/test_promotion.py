@@ -10,7 +10,7 @@ import pytest
 import agent_memory
 from agent_memory.errors import ProposalError, RecordError, RecordNotFound
 from agent_memory.governance.actors import Actors, AuthorityError
-from agent_memory.governance.promotion import PromotionProposal, propose_promotion
+from agent_memory.governance.promotion import PromotionProposal
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.search.recipes import SearchSettings, splice_search
@@ -190,7 +190,7 @@ def test_bad_input_is_refused_with_its_field_and_nothing_is_written(home: Path) 
         ]
         for error, options, field in cases:
             with pytest.raises(error) as caught:
-                propose_promotion(memory, now=at(1), **options)
+                memory.promotions.propose(now=at(1), **options)
             assert field is None or caught.value.field == field
         with pytest.raises(RecordError, match="secret"):
             memory.propose_promotion(rid, rule_text="Use AKIAIOSFODNN7EXAMPLE for S3.", reason="r", now=at(1))
@@ -251,5 +251,19 @@ def test_nothing_but_accept_promotion_writes_conventions_md() -> None:
             }
             if calls & _WRITERS:
                 writers.append(f"{source.relative_to(package).as_posix()}:{func.name}")
-    # Home.init lays out the template of a new Home once; accept_promotion is the only other writer.
-    assert writers == ["governance/promotion.py:accept_promotion", "home.py:init"]
+    # Home.init lays out the template of a new Home once; Promotions.accept is the only other writer.
+    assert writers == ["governance/promotion.py:accept", "home.py:init"]
+
+
+def test_the_promotions_service_and_the_flat_names_are_one_path(home: Path) -> None:
+    rid = remember(home, "Always run the linter before pushing.")
+    with Memory.open(home) as memory:
+        proposal = memory.promotions.propose(rid, reason="stable", now=at(1))
+        assert memory.promotions(status="pending-review") == [proposal]
+        assert memory.promotions.proposals() == memory.promotions() == [proposal]
+        accepted = memory.accept_promotion(proposal.proposal_id, reason="yes", now=at(2))
+        assert accepted.status == "accepted"
+        assert memory.promotions.proposals(status="accepted") == [accepted]
+    assert Memory.in_memory().promotions.home is None
+    with pytest.raises(ProposalError, match="needs a Home"):
+        Memory.in_memory().promotions()

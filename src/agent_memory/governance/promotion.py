@@ -20,7 +20,7 @@ A decision adds ``decided_by``, ``decided_at``, ``decision_reason`` and sets ``s
 
 Invariants:
 
-- :func:`accept_promotion` is the only code that writes ``conventions.md`` (``Home.init``
+- :meth:`Promotions.accept` is the only code that writes ``conventions.md`` (``Home.init``
   makes the template); it needs the ``promote`` grant; a refusal leaves it byte-identical;
 - the decision is logged (a ``review`` event with the actor) *before* the rule is written
   (§17 step 4); a rule is appended at most once (a decided proposal is refused; a pending one
@@ -37,7 +37,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,18 +48,20 @@ from agent_memory.records.wire import format_timestamp, parse_timestamp
 from agent_memory.transfer.exchange import write_bytes_atomic
 
 if TYPE_CHECKING:
+    from agent_memory.governance.actors import Actors
+    from agent_memory.governance.gate import Gate
+    from agent_memory.governance.review_book import ReviewBook
     from agent_memory.home import Home
-    from agent_memory.memory import Memory
+    from agent_memory.log.base import OperationLog
+    from agent_memory.stores.base import RecordStore
+    from agent_memory.write.writer import Writer
 
 __all__ = [
     "PROMOTION_ID_PATTERN",
     "PROMOTION_STATUSES",
     "PROMOTION_TARGETS",
     "PromotionProposal",
-    "accept_promotion",
-    "list_promotions",
-    "propose_promotion",
-    "reject_promotion",
+    "Promotions",
 ]
 
 PROMOTION_ID_PATTERN = re.compile(r"\Amempromo-(\d{4}-\d{2}-\d{2})-(\d{3,})\Z")
@@ -168,167 +170,235 @@ class PromotionProposal:
         return proposal
 
 
-def propose_promotion(
-    memory: Memory,
-    record_id: str,
-    *,
-    target: str = "conventions",
-    rule_text: str | None = None,
-    reason: str,
-    now: datetime | None = None,
-) -> PromotionProposal:
-    """Write a pending promotion proposal for a record (seed 000 §17, §23.5); apply nothing.
+class Promotions:
+    """The promotion verbs over one Memory's parts (``memory.promotions``; seed 000 §17, §23.5).
 
-    Any actor may propose (the agent-initiated path of §17). Writes the proposal file and one
-    ``review`` event (verdict ``promotion-proposed``, ids only). ``memory`` must be over a Home;
-    ``record_id`` names the source record; ``rule_text`` (default: the record's body) is collapsed
-    to one line and screened for secrets; ``reason`` says why the rule is stable (eligibility).
+    Any actor may propose; only an actor with the ``promote`` grant may accept or reject, and
+    accepting is the one path that writes ``conventions.md``. Every verb needs a Home:
+    without one (``home`` is ``None``) each raises ``ProposalError``. Calling the service,
+    ``memory.promotions(status=…)``, lists the proposals (the name it had as a method).
 
-    Returns:
-        The proposal, ``status`` ``pending-review``.
-
-    Raises:
-        ProposalError: No Home, or the source record is not eligible (named, with why).
-        RecordNotFound: The Home holds no such record.
-        RecordError: Unknown target, empty reason or rule, a secret under the ``refuse``
-            policy, or a naive ``now``.
+    Args:
+        writer: Locks, clock and the log every decision is recorded in.
+        gate: Withdrawals, read again at decision time.
+        actors: Who holds the ``promote`` grant.
+        reviews: Review states (a quarantined or rejected source is refused).
+        home: The Home whose ``proposals/promotions/`` and ``conventions.md`` are used, or ``None``.
+        zone: The Home's time zone (the local day of proposal ids).
     """
-    home = _home(memory)
-    stamp = memory.writer.clock(now)
-    if target not in PROMOTION_TARGETS:
-        raise RecordError(f"unknown target {target!r} (one of: {PROMOTION_TARGETS})", field="target")
-    why = _text(reason, "reason")
-    with memory.writer.writing():
-        record = _eligible(memory, record_id)
-        rule = _text(record.body if rule_text is None else rule_text, "rule_text")
-        rule, _ = screen_text(rule, field="rule_text", policy=memory, record_id=record_id)
-        folder = home.root.joinpath(*_FOLDER)
-        day = stamp.astimezone(memory.zone).date().isoformat()
-        taken = [int(m[2]) for m in map(PROMOTION_ID_PATTERN.match, _ids(folder)) if m and m[1] == day]
-        proposal = PromotionProposal(
-            proposal_id=f"mempromo-{day}-{max(taken, default=0) + 1:03d}",
-            status="pending-review",
-            target=target,
-            source_record=record.id,
-            proposed_by=memory.actor,
-            proposed_at=stamp,
-            reason=why,
-            rule=rule,
-        )
-        path = folder / f"{proposal.proposal_id}.md"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with path.open("xb") as handle:
-                handle.write(proposal.to_bytes())
-        except OSError as exc:
-            raise ProposalError(f"cannot write the proposal: {exc}", path=str(path)) from None
-        memory.log.append(
-            "review",
-            actor=memory.actor,
-            record_ids=(record.id,),
-            details={"verdict": "promotion-proposed", "proposal_id": proposal.proposal_id, "target": target},
-            now=stamp,
-        )
-        return proposal
 
+    def __init__(
+        self,
+        writer: Writer,
+        *,
+        gate: Gate,
+        actors: Actors,
+        reviews: ReviewBook,
+        home: Home | None,
+        zone: tzinfo,
+    ) -> None:
+        self.writer = writer
+        self.gate = gate
+        self.actors = actors
+        self.review_book = reviews
+        self.home = home
+        self.zone = zone
 
-def accept_promotion(
-    memory: Memory, proposal_id: str, *, reason: str, now: datetime | None = None
-) -> PromotionProposal:
-    """Apply a pending proposal: log the decision, append the rule to ``conventions.md``, mark it accepted.
+    @property
+    def actor(self) -> str:
+        """Who proposes and decides (the Memory's actor)."""
+        return self.writer.actor
 
-    The bullet appended is ``- <rule> (promoted from <record id> by <proposal id>)``.
+    @property
+    def log(self) -> OperationLog:
+        """The operation log decisions are appended to."""
+        return self.writer.log
 
-    Returns:
-        The proposal as now stored (``accepted``, with ``decided_by`` / ``decided_at``).
+    @property
+    def store(self) -> RecordStore:
+        """Where source records are read again."""
+        return self.writer.store
 
-    Raises:
-        AuthorityError: The actor holds no ``promote`` grant (nothing written).
-        ProposalError: No Home, an unknown or unreadable proposal, one already decided, or a
-            source record no longer eligible (not active, withdrawn, erased, quarantined or
-            rejected); nothing written.
-        RecordNotFound: The source record is gone from the store.
-        RecordError: An empty reason or a naive ``now``.
-    """
-    memory.actors.require(memory.actor, "promote", action=f"accept {proposal_id}")
-    home = _home(memory)
-    stamp = memory.writer.clock(now)
-    why = _text(reason, "reason")
-    with memory.writer.writing():
-        proposal, path = _pending(home, proposal_id)
-        _eligible(memory, proposal.source_record)
-        conventions = home.root / "conventions.md"
-        before = conventions.read_bytes() if conventions.is_file() else b""
-        pointer = f"(promoted from {proposal.source_record} by {proposal.proposal_id})"
-        memory.log.append(
-            "review",
-            actor=memory.actor,
-            record_ids=(proposal.source_record,),
-            details={
-                "verdict": "promotion-accepted",
-                "proposal_id": proposal.proposal_id,
-                "target": proposal.target,
-                "rule_digest": hashlib.sha256(proposal.rule.encode("utf-8")).hexdigest(),
-                "reason": why,
-            },
-            now=stamp,
-        )
-        if pointer.encode("utf-8") not in before:
-            gap = b"" if not before or before.endswith(b"\n") else b"\n"
-            write_bytes_atomic(conventions, before + gap + f"- {proposal.rule} {pointer}\n".encode())
-        return _decide(proposal, path, "accepted", memory.actor, stamp, why)
+    def __call__(self, *, status: str | None = None) -> list[PromotionProposal]:
+        """Return the Home's promotion proposals by id, only ``status`` ones when given."""
+        return self.proposals(status=status)
 
+    def propose(
+        self,
+        record_id: str,
+        *,
+        target: str = "conventions",
+        rule_text: str | None = None,
+        reason: str,
+        now: datetime | None = None,
+    ) -> PromotionProposal:
+        """Write a pending promotion proposal for a record (seed 000 §17, §23.5); apply nothing.
 
-def reject_promotion(
-    memory: Memory, proposal_id: str, *, reason: str, now: datetime | None = None
-) -> PromotionProposal:
-    """Mark a pending proposal rejected with the decider's reason; ``conventions.md`` is untouched.
+        Any actor may propose (the agent-initiated path of §17). Writes the proposal file and one
+        ``review`` event (verdict ``promotion-proposed``, ids only). The Memory must be over a Home;
+        ``record_id`` names the source record; ``rule_text`` (default: the record's body) is collapsed
+        to one line and screened for secrets; ``reason`` says why the rule is stable (eligibility).
 
-    Rejecting is a decision too, so it needs the ``promote`` grant.
+        Returns:
+            The proposal, ``status`` ``pending-review``.
 
-    Raises:
-        AuthorityError: The actor holds no ``promote`` grant (nothing written).
-        ProposalError: No Home, an unknown or unreadable proposal, or one already decided.
-        RecordError: An empty reason or a naive ``now``.
-    """
-    memory.actors.require(memory.actor, "promote", action=f"reject {proposal_id}")
-    home = _home(memory)
-    stamp = memory.writer.clock(now)
-    why = _text(reason, "reason")
-    with memory.writer.writing():
-        proposal, path = _pending(home, proposal_id)
-        memory.log.append(
-            "review",
-            actor=memory.actor,
-            record_ids=(proposal.source_record,),
-            details={"verdict": "promotion-rejected", "proposal_id": proposal.proposal_id, "reason": why},
-            now=stamp,
-        )
-        return _decide(proposal, path, "rejected", memory.actor, stamp, why)
+        Raises:
+            ProposalError: No Home, or the source record is not eligible (named, with why).
+            RecordNotFound: The Home holds no such record.
+            RecordError: Unknown target, empty reason or rule, a secret under the ``refuse``
+                policy, or a naive ``now``.
+        """
+        home = self._home()
+        stamp = self.writer.clock(now)
+        if target not in PROMOTION_TARGETS:
+            raise RecordError(f"unknown target {target!r} (one of: {PROMOTION_TARGETS})", field="target")
+        why = _text(reason, "reason")
+        with self.writer.writing():
+            record = self._eligible(record_id)
+            rule = _text(record.body if rule_text is None else rule_text, "rule_text")
+            rule, _ = screen_text(rule, field="rule_text", policy=self, record_id=record_id)
+            folder = home.root.joinpath(*_FOLDER)
+            day = stamp.astimezone(self.zone).date().isoformat()
+            taken = [int(m[2]) for m in map(PROMOTION_ID_PATTERN.match, _ids(folder)) if m and m[1] == day]
+            proposal = PromotionProposal(
+                proposal_id=f"mempromo-{day}-{max(taken, default=0) + 1:03d}",
+                status="pending-review",
+                target=target,
+                source_record=record.id,
+                proposed_by=self.actor,
+                proposed_at=stamp,
+                reason=why,
+                rule=rule,
+            )
+            path = folder / f"{proposal.proposal_id}.md"
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with path.open("xb") as handle:
+                    handle.write(proposal.to_bytes())
+            except OSError as exc:
+                raise ProposalError(f"cannot write the proposal: {exc}", path=str(path)) from None
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(record.id,),
+                details={
+                    "verdict": "promotion-proposed",
+                    "proposal_id": proposal.proposal_id,
+                    "target": target,
+                },
+                now=stamp,
+            )
+            return proposal
 
+    def accept(self, proposal_id: str, *, reason: str, now: datetime | None = None) -> PromotionProposal:
+        """Apply a pending proposal: log the decision, append the rule to ``conventions.md``, mark it so.
 
-def list_promotions(memory: Memory, *, status: str | None = None) -> list[PromotionProposal]:
-    """Return the Home's promotion proposals by id, optionally only those with ``status``.
+        The bullet appended is ``- <rule> (promoted from <record id> by <proposal id>)``.
 
-    Raises:
-        ProposalError: No Home, or a proposal file cannot be read (naming it).
-        RecordError: ``status`` is not one of :data:`PROMOTION_STATUSES`.
-    """
-    if status is not None and status not in PROMOTION_STATUSES:
-        raise RecordError(f"unknown status {status!r} (one of: {PROMOTION_STATUSES})", field="status")
-    folder = _home(memory).root.joinpath(*_FOLDER)
-    found = [_read(folder / f"{pid}.md") for pid in sorted(_ids(folder))]
-    return [p for p in found if status is None or p.status == status]
+        Returns:
+            The proposal as now stored (``accepted``, with ``decided_by`` / ``decided_at``).
 
+        Raises:
+            AuthorityError: The actor holds no ``promote`` grant (nothing written).
+            ProposalError: No Home, an unknown or unreadable proposal, one already decided, or a
+                source record no longer eligible (not active, withdrawn, erased, quarantined or
+                rejected); nothing written.
+            RecordNotFound: The source record is gone from the store.
+            RecordError: An empty reason or a naive ``now``.
+        """
+        self.actors.require(self.actor, "promote", action=f"accept {proposal_id}")
+        home = self._home()
+        stamp = self.writer.clock(now)
+        why = _text(reason, "reason")
+        with self.writer.writing():
+            proposal, path = _pending(home, proposal_id)
+            self._eligible(proposal.source_record)
+            conventions = home.root / "conventions.md"
+            before = conventions.read_bytes() if conventions.is_file() else b""
+            pointer = f"(promoted from {proposal.source_record} by {proposal.proposal_id})"
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(proposal.source_record,),
+                details={
+                    "verdict": "promotion-accepted",
+                    "proposal_id": proposal.proposal_id,
+                    "target": proposal.target,
+                    "rule_digest": hashlib.sha256(proposal.rule.encode("utf-8")).hexdigest(),
+                    "reason": why,
+                },
+                now=stamp,
+            )
+            if pointer.encode("utf-8") not in before:
+                gap = b"" if not before or before.endswith(b"\n") else b"\n"
+                write_bytes_atomic(conventions, before + gap + f"- {proposal.rule} {pointer}\n".encode())
+            return _decide(proposal, path, "accepted", self.actor, stamp, why)
 
-def _home(memory: Memory) -> Home:
-    home: Home | None = memory.home
-    if home is None:
-        raise ProposalError(
-            "promotion needs a Home: proposals and conventions.md are files of one",
-            hint="open the Memory with Memory.open(PATH)",
-        )
-    return home
+    def reject(self, proposal_id: str, *, reason: str, now: datetime | None = None) -> PromotionProposal:
+        """Mark a pending proposal rejected with the decider's reason; ``conventions.md`` is untouched.
+
+        Rejecting is a decision too, so it needs the ``promote`` grant.
+
+        Raises:
+            AuthorityError: The actor holds no ``promote`` grant (nothing written).
+            ProposalError: No Home, an unknown or unreadable proposal, or one already decided.
+            RecordError: An empty reason or a naive ``now``.
+        """
+        self.actors.require(self.actor, "promote", action=f"reject {proposal_id}")
+        home = self._home()
+        stamp = self.writer.clock(now)
+        why = _text(reason, "reason")
+        with self.writer.writing():
+            proposal, path = _pending(home, proposal_id)
+            self.log.append(
+                "review",
+                actor=self.actor,
+                record_ids=(proposal.source_record,),
+                details={"verdict": "promotion-rejected", "proposal_id": proposal.proposal_id, "reason": why},
+                now=stamp,
+            )
+            return _decide(proposal, path, "rejected", self.actor, stamp, why)
+
+    def proposals(self, *, status: str | None = None) -> list[PromotionProposal]:
+        """Return the Home's promotion proposals by id, optionally only those with ``status``.
+
+        Raises:
+            ProposalError: No Home, or a proposal file cannot be read (naming it).
+            RecordError: ``status`` is not one of :data:`PROMOTION_STATUSES`.
+        """
+        if status is not None and status not in PROMOTION_STATUSES:
+            raise RecordError(f"unknown status {status!r} (one of: {PROMOTION_STATUSES})", field="status")
+        folder = self._home().root.joinpath(*_FOLDER)
+        found = [_read(folder / f"{pid}.md") for pid in sorted(_ids(folder))]
+        return [p for p in found if status is None or p.status == status]
+
+    def _home(self) -> Home:
+        home: Home | None = self.home
+        if home is None:
+            raise ProposalError(
+                "promotion needs a Home: proposals and conventions.md are files of one",
+                hint="open the Memory with Memory.open(PATH)",
+            )
+        return home
+
+    def _eligible(self, record_id: str) -> MemoryRecord:
+        """Re-read the source record and refuse one that may not become a rule (seed 000 §17, §12.2)."""
+        record = self.store.get(record_id)
+        problem = ""
+        if record.redacted:
+            problem = "it was erased"
+        elif record.state is not State.ACTIVE:
+            problem = f"it is {record.state.value}, not active"
+        else:
+            exposure = self.gate.check(record)
+            review = self.review_book.state_of(record)
+            if not exposure.exposed:
+                problem = exposure.reason
+            elif review in ("quarantined", "rejected"):
+                problem = f"it is {review} (review it first)"
+        if problem:
+            raise ProposalError(f"cannot promote: {problem}", record_id=record_id)
+        return record
 
 
 def _text(value: object, field: str) -> str:
@@ -369,26 +439,6 @@ def _pending(home: Home, proposal_id: str) -> tuple[PromotionProposal, Path]:
             hint="a decided proposal stays decided; propose again to revisit it",
         )
     return proposal, path
-
-
-def _eligible(memory: Memory, record_id: str) -> MemoryRecord:
-    """Re-read the source record and refuse one that may not become a rule (seed 000 §17, §12.2)."""
-    record = memory.store.get(record_id)
-    problem = ""
-    if record.redacted:
-        problem = "it was erased"
-    elif record.state is not State.ACTIVE:
-        problem = f"it is {record.state.value}, not active"
-    else:
-        exposure = memory.gate.check(record)
-        review = memory.review_book.state_of(record)
-        if not exposure.exposed:
-            problem = exposure.reason
-        elif review in ("quarantined", "rejected"):
-            problem = f"it is {review} (review it first)"
-    if problem:
-        raise ProposalError(f"cannot promote: {problem}", record_id=record_id)
-    return record
 
 
 def _decide(
