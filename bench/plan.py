@@ -78,6 +78,9 @@ PLANS: dict[str, Plan] = {
         (), ("--items", "100", "--repeat", "1"), 0.8, 0.1, writes="## Importers, ## Folder importers"
     ),
     "note_reads": Plan(minutes=0.3, quick_minutes=0.1, writes="## Note reads"),
+    # Issue 22: the review page at 100k records (building the Home and its BM25 index is most of
+    # it); its default run is 10k, its quick run 2k records (measured at load 6: 0.6 min).
+    "ui": Plan(("--records", "100000"), (), 8, 0.6, writes="## Review page"),
     # Session 4 (H2): the docs' section has 10k and 100k rows of the three stores (its default is
     # 10k only); it builds each Home itself (PostgreSQL's 100k indexes are most of its time).
     "recall_path": Plan(("--sizes", "10000", "100000"), (), 12, 0.3, writes="## Recall path"),

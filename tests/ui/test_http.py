@@ -184,6 +184,6 @@ def test_filters_select_by_review_state_and_taint(signed_in: TestClient, filled:
 def test_search_shows_recalls_ranking_with_scores_and_reasons(signed_in: TestClient, filled: Filled) -> None:
     recalled = json.loads(filled.ok("recall", "staging db", "--json"))["records"]
     text = signed_in.get("/?q=staging+db").text
-    shown = re.findall(r'href="/record/(mem:[0-9a-f]{32})"', text)
+    shown = re.findall(r'class="record-link" href="/record/(mem:[0-9a-f]{32})"', text)
     assert shown == [r["id"] for r in recalled]
-    assert f"{recalled[0]['score']:.3f}" in text and recalled[0]["reasons"][0] in text
+    assert f"{recalled[0]['score']:.3f}" in text and recalled[0]["reasons"][0] in text_of(text)

@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,12 +96,16 @@ class ReviewQueue:
         }
 
 
-def review_queue(memory: Memory, *, namespace: str | None = None) -> ReviewQueue:
+def review_queue(
+    memory: Memory, *, namespace: str | None = None, records: Iterable[MemoryRecord] | None = None
+) -> ReviewQueue:
     """Return the quarantined and pending records of ``memory`` that the gate lets through.
 
     Args:
         memory: The porcelain (its records, pending records, log and gate).
         namespace: Only records of this namespace.
+        records: The latest version of every record, when the caller holds them already (the
+            review page keeps them in step); read from ``memory``'s catalog when omitted.
 
     Raises:
         LogError: The log cannot be read (review events or withdrawal controls).
@@ -113,7 +118,7 @@ def review_queue(memory: Memory, *, namespace: str | None = None) -> ReviewQueue
         if entry.action == "review" and entry.record_ids and entry.details.get("verdict") == "pending"
     }
     candidates: list[tuple[MemoryRecord, str, str]] = []
-    for record in memory.catalog.readable_records():
+    for record in memory.catalog.readable_records() if records is None else records:
         if record.state in _LIVE and reviews.state_of(record) == "quarantined":
             candidates.append((record, "quarantined", f"tainted: {', '.join(record.taint or ())}"))
     for record in sorted(memory.pending.list(), key=lambda r: (r.created_at, r.id)):

@@ -34,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from agent_memory.errors import AgentMemoryError, RecordNotFound
 from agent_memory.ui.auth import CSRF_FIELD, Guard, Session, Sessions
 from agent_memory.ui.opened import OpenedMemory
+from agent_memory.records.wire import format_timestamp
 
 __all__ = ["create_app", "link_ids", "templates"]
 
@@ -58,6 +59,7 @@ def templates() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["link_ids"] = link_ids
+    env.filters["when"] = format_timestamp
     env.filters["short"] = lambda text, n=160: text if len(text) <= n else text[: n - 1] + "…"
     return env
 
@@ -106,13 +108,29 @@ def create_app(opened: OpenedMemory, *, token: str, port: int, sessions: Session
             return page(request, "refused.html", 400, message=_message(exc))
         return page(request, name, **context)
 
+    drawn: dict[int, tuple[Any, Any]] = {}
+
+    def charts_of(memory: Any) -> tuple[Any, Any]:
+        """Return the two timelines, drawn once per change of the record list."""
+        from agent_memory.ui.charts import timeline
+
+        records = opened.latest.current()
+        if opened.latest.version not in drawn:
+            drawn.clear()
+            drawn[opened.latest.version] = (
+                timeline(records, memory.zone, by="state"),
+                timeline(records, memory.zone, by="kind"),
+            )
+        return drawn[opened.latest.version]
+
     async def browse_page(request: Request) -> Response:
         from agent_memory.ui.browse import Filters, browse
 
         def build() -> dict[str, Any]:
             filters = Filters.parse(request.query_params)
             with opened.using() as memory:
-                return {"listing": browse(memory, opened.reviews, filters), "choices": _choices()}
+                listing = browse(memory, opened.reviews, filters, opened.latest)
+                return {"listing": listing, "choices": _choices(), "charts": charts_of(memory)}
 
         return await read(request, "browse.html", build)
 
@@ -129,9 +147,13 @@ def create_app(opened: OpenedMemory, *, token: str, port: int, sessions: Session
     async def review(request: Request) -> Response:
         from agent_memory.ui.queue import review_page
 
-        return await read(
-            request, "review.html", lambda: {"page": opened.read(lambda m: review_page(m, opened.reviews))}
-        )
+        def build() -> dict[str, Any]:
+            from agent_memory.ui.charts import backlog
+
+            shown = opened.read(lambda m: review_page(m, opened.reviews, opened.latest))
+            return {"page": shown, "backlog": backlog(shown.backlog())}
+
+        return await read(request, "review.html", build)
 
     async def agent(request: Request) -> Response:
         from agent_memory.ui.agent_view import agent_page

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.review_book import REVIEW_STATES
+from agent_memory.governance.review_book import REVIEW_STATES, one_pass
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from agent_memory.governance.review_book import ReviewBook
     from agent_memory.log.base import LogEntry
     from agent_memory.memory import Memory
+    from agent_memory.ui.latest import LatestRecords
 
 __all__ = [
     "PAGE_SIZE",
@@ -112,8 +113,13 @@ class Filters:
         values.update(changes)
         return urlencode({k: v for k, v in values.items() if v not in ("", 1, None)})
 
-    def matches(self, record: MemoryRecord, review: str) -> bool:
-        """Return whether ``record`` (with review state ``review``) passes every filter but ``q``."""
+    @property
+    def any(self) -> bool:
+        """Whether any filter but ``q`` is set."""
+        return any(getattr(self, name) for name in _TEXT_FIELDS)
+
+    def matches(self, record: MemoryRecord, review: Callable[[MemoryRecord], str]) -> bool:
+        """Return whether ``record`` passes every filter but ``q``; ``review`` gives its review state."""
         taint = record.taint or ()
         return (
             (not self.kind or record.effective_kind.value == self.kind)
@@ -122,7 +128,7 @@ class Filters:
             and (not self.namespace or record.effective_namespace == self.namespace)
             and (not self.tag or self.tag in record.tags)
             and (not self.taint or (not taint if self.taint == "none" else self.taint in taint))
-            and (not self.review or review == self.review)
+            and (not self.review or review(record) == self.review)
         )
 
 
@@ -173,19 +179,34 @@ class Listing:
     taints: tuple[str, ...] = ()
 
 
-def browse(memory: Memory, reviews: ReviewBook, filters: Filters, *, page_size: int = PAGE_SIZE) -> Listing:
+def browse(
+    memory: Memory,
+    reviews: ReviewBook,
+    filters: Filters,
+    latest: LatestRecords,
+    *,
+    page_size: int = PAGE_SIZE,
+) -> Listing:
     """Return the page of records ``filters`` asks for: recall's ranking for a query, else newest first.
 
-    A search asks :meth:`Memory.recall <agent_memory.recall.service.RecallMethods.recall>`
-    for up to :data:`SEARCH_LIMIT` records (history and archived records too when the state
-    filter asks for them), without touching salience, then applies the other filters.
+    The list comes from ``latest`` (kept in step without reading every note again). A search
+    asks :meth:`Memory.recall <agent_memory.recall.service.RecallMethods.recall>` for up to
+    :data:`SEARCH_LIMIT` records (history and archived records too when the state filter asks
+    for them), without touching salience, then applies the other filters.
 
     Raises:
         LogError: The log (review events, withdrawal controls) cannot be read.
         SearchError: The query cannot be searched (as ``recall`` would report).
     """
+    with one_pass():  # every review state from one reading of the log's head
+        return _browse(memory, reviews, filters, latest, page_size)
+
+
+def _browse(
+    memory: Memory, reviews: ReviewBook, filters: Filters, latest: LatestRecords, page_size: int
+) -> Listing:
     view = memory.gate.view()
-    records = memory.catalog.readable_records()
+    records = latest.current()
     notes: tuple[str, ...] = ()
     if filters.q:
         result = memory.recall(
@@ -198,24 +219,27 @@ def browse(memory: Memory, reviews: ReviewBook, filters: Filters, *, page_size: 
             touch=False,
         )
         notes = result.notes
+        review_of = {item.record.id: str(item.review) for item in result.records}
         found = [
             Row(item.record, str(item.review), _withdrawn(view, item.record), item.score, item.reasons)
             for item in result.records
-            if filters.matches(item.record, str(item.review))
+            if filters.matches(item.record, lambda r: review_of[r.id])
         ]
+        total = len(found)
     else:
-        found = []
-        for record in reversed(records):
-            review = reviews.state_of(record)
-            if filters.matches(record, review):
-                found.append(Row(record, str(review)))
-    pages = max(1, -(-len(found) // page_size))
-    start = (min(filters.page, pages) - 1) * page_size
-    shown = found[start : start + page_size]
-    if not filters.q:
-        shown = [Row(r.record, r.review, _withdrawn(view, r.record)) for r in shown]
-    namespaces, tags, taints = _vocabulary(records)
-    return Listing(tuple(shown), len(found), filters, pages, notes, namespaces, tags, taints)
+        newest = records[::-1]
+        chosen = [r for r in newest if filters.matches(r, reviews.state_of)] if filters.any else newest
+        total = len(chosen)
+        start = (min(filters.page, max(1, -(-total // page_size))) - 1) * page_size
+        found = [
+            Row(r, str(reviews.state_of(r)), _withdrawn(view, r)) for r in chosen[start : start + page_size]
+        ]
+    pages = max(1, -(-total // page_size))
+    if filters.q:
+        start = (min(filters.page, pages) - 1) * page_size
+        found = found[start : start + page_size]
+    namespaces, tags, taints = _vocabulary(records, latest.version)
+    return Listing(tuple(found), total, filters, pages, notes, namespaces, tags, taints)
 
 
 def _withdrawn(view: GateView, record: MemoryRecord) -> str:
@@ -223,7 +247,21 @@ def _withdrawn(view: GateView, record: MemoryRecord) -> str:
     return "" if exposure.exposed else exposure.reason
 
 
-def _vocabulary(records: Sequence[MemoryRecord]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+_VOCABULARY: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _vocabulary(
+    records: Sequence[MemoryRecord], version: int
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Return the namespaces, tags and taints seen, computed once per version of ``records``."""
+    key = (id(records), version)
+    if key not in _VOCABULARY:
+        _VOCABULARY.clear()
+        _VOCABULARY[key] = _words(records)
+    return _VOCABULARY[key]
+
+
+def _words(records: Sequence[MemoryRecord]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     namespaces: set[str] = set()
     tags: dict[str, int] = {}
     taints: set[str] = set()
@@ -390,10 +428,10 @@ class Dispute:
     reviews: tuple[str, ...] = field(default=())
 
 
-def disputes(memory: Memory, reviews: ReviewBook) -> list[Dispute]:
-    """Return the open disputes (both sides ``transitional``), by their first side's id."""
+def disputes(records: Iterable[MemoryRecord], reviews: ReviewBook) -> list[Dispute]:
+    """Return the open disputes among ``records`` (both sides ``transitional``), by their first side's id."""
     by_pair: dict[tuple[str, str], list[MemoryRecord]] = {}
-    for record in memory.catalog.readable_records():
+    for record in records:
         if record.transition is not None and record.state is State.TRANSITIONAL:
             by_pair.setdefault(record.transition.sides, []).append(record)
     found = []

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from agent_memory.home import Home
     from agent_memory.memory import Memory
 
+from agent_memory.ui.latest import LatestRecords
+
 __all__ = ["DATABASE_PREFIXES", "OpenedMemory", "ui_source"]
 
 T = TypeVar("T")
@@ -68,6 +70,7 @@ class OpenedMemory:
         self._lock = threading.RLock()
         self._committed = self._head_seq()
         self.reviews: ReviewBook = ReviewBook(memory.log)
+        self.latest = LatestRecords(memory)
 
     @classmethod
     def open(cls, where: str | Path | None) -> OpenedMemory:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent_memory.jobs.pending import PendingProposal
     from agent_memory.memory import Memory
     from agent_memory.ui.browse import Dispute
+    from agent_memory.ui.latest import LatestRecords
 
 __all__ = ["Proposal", "ReviewPage", "review_page"]
 
@@ -67,8 +68,19 @@ class ReviewPage:
     promotions: tuple[PromotionProposal, ...] = ()
     unavailable: str = ""
 
+    def backlog(self) -> list[tuple[str, int]]:
+        """Return ``(what, how many)`` of everything that waits for a person, for the backlog chart."""
+        items = self.queue.items
+        return [
+            ("quarantined", sum(1 for item in items if item.queue == "quarantined")),
+            ("disputes", len(self.disputes)),
+            ("pending values", sum(1 for item in items if item.queue == "pending")),
+            ("proposals", sum(len(found) for _, found in self.branches)),
+            ("promotions", len(self.promotions)),
+        ]
 
-def review_page(memory: Memory, reviews: ReviewBook) -> ReviewPage:
+
+def review_page(memory: Memory, reviews: ReviewBook, latest: LatestRecords) -> ReviewPage:
     """Return what waits for review in ``memory`` (module docstring).
 
     Raises:
@@ -78,8 +90,8 @@ def review_page(memory: Memory, reviews: ReviewBook) -> ReviewPage:
     from agent_memory.jobs.review_flow import review_stats
     from agent_memory.ui.browse import disputes
 
-    queue = review_queue(memory)
-    open_disputes = tuple(disputes(memory, reviews))
+    queue = review_queue(memory, records=latest.current())
+    open_disputes = tuple(disputes(latest.current(), reviews))
     stats = review_stats(memory.log)
     if memory.home is None:
         why = "maintenance proposals and promotions live in a Home's files; this memory is a database"
