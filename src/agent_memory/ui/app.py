@@ -32,9 +32,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound
+from agent_memory.records.wire import format_timestamp
 from agent_memory.ui.auth import CSRF_FIELD, Guard, Session, Sessions
 from agent_memory.ui.opened import OpenedMemory
-from agent_memory.records.wire import format_timestamp
 
 __all__ = ["create_app", "link_ids", "templates"]
 

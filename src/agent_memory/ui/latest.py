@@ -7,8 +7,8 @@ then on each request reads only what changed since, found the cheapest way the s
 - a store that numbers its writes (:class:`~agent_memory.stores.base.ChangeFeed`: SQLite,
   PostgreSQL, in memory) is asked for the records written after the mark last seen, by any
   process; a deletion made outside the library (``removals`` moved) brings a full reading;
-- a Home's note store: the Home's signal (:func:`agent_memory.search.freshness.home_signal`:
-  the notes folder's change time and the log files' sizes) returns at once when nothing moved;
+- a Home's note store: the Home's signal (the one recall's index freshness reads: the notes
+  folder's change time and the log files' sizes and times) returns at once when nothing moved;
   when it moved, the records named by the log entries after the last one seen (every write of
   the library logs the ids it wrote, in any process) and the note folders that appeared are
   read again. A note edited in place by hand neither logs nor adds a folder: the page shows it
@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_memory.errors import RecordNotFound, StoreError
@@ -61,9 +62,7 @@ class LatestRecords:
         home = getattr(memory, "home", None)
         self._home_signal: Callable[[], object] | None = None
         if home is not None and not isinstance(memory.store, ChangeFeed):
-            from agent_memory.search.freshness import home_signal
-
-            self._home_signal = home_signal(home.root / "notes", home.root / "log")
+            self._home_signal = _signal(home.root / "notes", home.root / "log")
 
     def current(self) -> list[MemoryRecord]:
         """Return the latest readable version of every record, by ``(created_at, id)``.
@@ -153,3 +152,23 @@ class LatestRecords:
     def _changed(self) -> None:
         self._sorted = None
         self.version += 1
+
+
+def _signal(notes: Path, log: Path) -> Callable[[], object]:
+    """Return a callable whose value moves when a note folder is added or removed, or the log grows."""
+
+    def signal() -> object:
+        try:
+            notes_time = os.stat(notes).st_mtime_ns
+        except OSError:
+            notes_time = 0
+        try:
+            with os.scandir(log) as entries:
+                files = sorted(
+                    (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries if e.is_file()
+                )
+        except OSError:
+            files = []
+        return notes_time, tuple(files)
+
+    return signal
