@@ -64,19 +64,8 @@ FRONT_END_ADAPTER_MODULES = frozenset(
     }
 )
 
-# Cycles that remain (each a strongly connected component, as sorted module names). Only
-# remove entries; never add one.
-KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset(
-    {
-        # The facade counts maintenance verdicts with review_flow, whose functions take a
-        # Memory back (issue 17 item 2: services take a Writer instead).
-        (
-            "agent_memory.jobs.compensation",
-            "agent_memory.jobs.review_flow",
-            "agent_memory.memory",
-        ),
-    }
-)
+# Cycles that remain (each a strongly connected component, as sorted module names): none. Keep it so.
+KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 
 _SERVICES_TAKING_A_MEMORY = (
     "agent_memory.doctor.golden",

@@ -29,7 +29,7 @@ from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.jobs.distilling import DistillMethods
-from agent_memory.jobs.review_flow import review_stats
+from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryMethods
 from agent_memory.recall.salience import Salience

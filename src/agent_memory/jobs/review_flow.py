@@ -55,11 +55,12 @@ from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError, Re
 from agent_memory.jobs.branches import branch_proposals
 from agent_memory.jobs.compensation import compensation, disputes_of_restored
 from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
+from agent_memory.jobs.verdicts import ACCEPTED, DECLINED, REVERTED, review_stats
+from agent_memory.jobs.verdicts import verdicts as verdicts_in
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.base import RecordStore
 
 if TYPE_CHECKING:
-    from agent_memory.log.base import OperationLog
     from agent_memory.memory import Memory
 
 __all__ = [
@@ -74,11 +75,6 @@ __all__ = [
     "revert",
     "review_stats",
 ]
-
-ACCEPTED = "accepted"
-DECLINED = "declined"
-REVERTED = "reverted"
-_FLOW_VERDICTS = (ACCEPTED, DECLINED, REVERTED)
 
 
 @dataclass(slots=True)
@@ -114,34 +110,6 @@ def _folder(memory: Memory) -> Path:
     return Path(home.root) / PENDING_FOLDER
 
 
-def _verdicts(log: OperationLog) -> dict[str, list[dict[str, Any]]]:
-    """Return ``{proposal id: [details of each verdict event, oldest first]}``."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for entry in log.entries():
-        if str(entry.action) == "review" and entry.details.get("verdict") in _FLOW_VERDICTS:
-            found.setdefault(str(entry.details.get("proposal_id", "")), []).append(dict(entry.details))
-    return found
-
-
-def review_stats(log: OperationLog) -> dict[str, Any]:
-    """Count maintenance verdicts in the log and compute the regret rate (seed 003; issue 7 item 5).
-
-    Returns:
-        ``{"accepted": int, "declined": int, "reverted": int, "regret_rate": float | None}``,
-        counting distinct proposal ids; ``regret_rate`` = reverted ÷ accepted (in [0, 1]),
-        ``None`` while nothing was accepted.
-
-    Raises:
-        LogError: The log cannot be read.
-    """
-    counts = {verdict: 0 for verdict in _FLOW_VERDICTS}
-    for events in _verdicts(log).values():
-        for verdict in {str(e["verdict"]) for e in events}:
-            counts[verdict] += 1
-    rate = counts[REVERTED] / counts[ACCEPTED] if counts[ACCEPTED] else None
-    return {**counts, "regret_rate": rate}
-
-
 def _filed(memory: Memory) -> dict[str, PendingProposal]:
     """Return every filed proposal by id: the live files, then the branches for the ones missing."""
     folder = _folder(memory)
@@ -158,7 +126,7 @@ def pending_proposals(memory: Memory) -> list[PendingProposal]:
         ConfigError: ``memory`` has no Home, or git fails reading a maintenance branch.
         ProposalError: A proposal file is unreadable or malformed (naming it).
     """
-    decided = _verdicts(memory.log)
+    decided = verdicts_in(memory.log)
     return [p for p in _filed(memory).values() if p.id not in decided]
 
 
@@ -204,7 +172,7 @@ def _select(
 
 
 def _unknown(memory: Memory, proposal_id: str) -> str:
-    if proposal_id in _verdicts(memory.log):
+    if proposal_id in verdicts_in(memory.log):
         return f"proposal {proposal_id} was already decided"
     return f"no pending proposal {proposal_id} under {PENDING_FOLDER}"
 
@@ -314,7 +282,7 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
     stamp = memory.writer.clock(now)
     memory.actors.require(memory.actor, "approve", action=f"revert {proposal_id}")
     with memory.writer.writing():
-        events = _verdicts(memory.log).get(proposal_id, [])
+        events = verdicts_in(memory.log).get(proposal_id, [])
         verdicts = [e["verdict"] for e in events]
         if ACCEPTED not in verdicts:
             raise ProposalError(f"proposal {proposal_id} was never accepted, so there is nothing to revert")
