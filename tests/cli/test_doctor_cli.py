@@ -18,7 +18,7 @@ def home(cli: Cli) -> Path:
 def test_doctor_on_a_healthy_home_prints_a_short_verdict_and_no_checklist(cli: Cli, home: Path) -> None:
     out = cli.ok("doctor", "--home", str(home))
     lines = out.splitlines()
-    assert lines[0].startswith("healthy: 9 of 9 checks ok, memory:L1 reached (memory:L2 needs: ")
+    assert lines[0].startswith("healthy: 10 of 10 checks ok, memory:L1 reached (memory:L2 needs: ")
     assert lines[-1] == "every check and the full conformance checklist: agent-memory doctor --verbose"
     assert len(lines) <= 4 and "§21" not in out and "ok   log" not in out
 
@@ -54,7 +54,7 @@ def test_doctor_fix_re_renders_a_stale_view_and_leaves_an_edited_archive_alone(c
     fixed = cli("doctor", "--fix", "--home", str(home))
     assert fixed.returncode == 1  # the archive is the raw journal: reported, never "repaired"
     assert "fixed views: re-rendered" in fixed.stdout and "warn views" not in fixed.stdout
-    assert "FAIL archive" in fixed.stdout and fixed.stdout.startswith("problems found: 8 of 9 checks ok")
+    assert "FAIL archive" in fixed.stdout and fixed.stdout.startswith("problems found: 9 of 10 checks ok")
     assert snapshot(home / "notes") | snapshot(home / "archive") == before
     assert "Tea is served at four." in (home / "MEMORY.md").read_text(encoding="utf-8")
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.doctor.conformance import Conformance, conformance
+from agent_memory.doctor.debris import find_debris, remove_debris
 from agent_memory.errors import AgentMemoryError, SignatureError, StoreError
 from agent_memory.home import Home
 from agent_memory.records.record import MemoryRecord, State
@@ -41,7 +42,7 @@ class Check:
 
     Attributes:
         name: Short stable name (``notes``, ``signatures``, ``log``, ``indexes``, ``intents``,
-            ``views``, ``archive``, ``state``, ``salience``).
+            ``views``, ``archive``, ``state``, ``salience``, ``debris``).
         ok: True when nothing was found.
         details: One line per problem (or, when ok, what was checked).
         fixable: Whether ``doctor --fix`` can repair what was found (derived data only).
@@ -116,7 +117,8 @@ def doctor(home: Home, *, fix: bool = False) -> DoctorReport:
     Args:
         home: An opened Home.
         fix: Rebuild dirty indexes, roll forward open intents, finish an interrupted
-            archive run, re-render stale views and reset a damaged salience sidecar (never
+            archive run, re-render stale views, reset a damaged salience sidecar and remove
+            the temp files and empty record folders of interrupted writes (never
             notes, log or archive content beyond what the log fixes).
 
     Returns:
@@ -149,6 +151,7 @@ def diagnose(home: Home) -> list[Check]:
         ("archive", _check_archive),
         ("state", _check_state),
         ("salience", _check_salience),
+        ("debris", _check_debris),
     ]
     checks = []
     for name, run in runs:
@@ -216,6 +219,15 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
             fixed.append(
                 f"views: left {', '.join(result.kept)} as edited by hand (render --force overwrites)"
             )
+    if "debris" in failed:
+        try:
+            removed = remove_debris(home)
+            fixed.append(
+                f"debris: removed {len(removed.temp_files)} temp file(s) and "
+                f"{len(removed.empty_folders)} empty record folder(s) left by interrupted writes"
+            )
+        except OSError as exc:
+            fixed.append(f"debris: could not remove: {exc}")
     if "salience" in failed:
         (home.cache_dir / "salience.json").unlink(missing_ok=True)
         fixed.append(
@@ -225,6 +237,15 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- the checks
+
+
+def _check_debris(home: Home) -> Check:
+    """Stray temp files and empty record folders of interrupted writes (a warning; --fix removes them)."""
+    found = find_debris(home)
+    if not found:
+        return Check("debris", True, ("no temp file or empty record folder left by an interrupted write",))
+    fix = "doctor --fix removes them (never a version file)"
+    return Check("debris", True, (*found.lines(), fix), fixable=True, warning=True)
 
 
 def _latest(home: Home) -> tuple[list[MemoryRecord], int]:
