@@ -5,7 +5,8 @@ file, record and field it concerns, so a message always says *where* the problem
 
     AgentMemoryError
     ├── RecordError            a record, MemoryFile or note file breaks the wire format
-    │   └── SignatureError     a signature is missing, malformed or does not verify
+    │   ├── SignatureError     a signature is missing, malformed or does not verify
+    │   └── ScreenError        a text fails the write screen (a secret, a conflict marker…)
     ├── LifecycleError         an illegal state move (seed 001 lifecycle table)
     ├── ProposalError          a proposal is malformed or names an unknown record
     ├── StoreError             a store cannot read or write a record
@@ -28,6 +29,7 @@ __all__ = [
     "ProposalError",
     "RecordError",
     "RecordNotFound",
+    "ScreenError",
     "SignatureError",
     "StoreError",
 ]
@@ -87,6 +89,21 @@ class RecordError(AgentMemoryError):
 
 class SignatureError(RecordError):
     """A signature is missing where required, not canonical base64, or does not verify."""
+
+
+class ScreenError(RecordError):
+    """A text a door is about to store fails the write screen (:mod:`agent_memory.write.screen`).
+
+    Args:
+        detail: What is wrong and where in the text (a 1-based character or line).
+        hazard: The hazard of the screen's table (``control``, ``secret``, ``conflict``,
+            ``frontmatter``, ``size``, ``empty``).
+        **location: ``path``, ``record_id``, ``field`` and ``hint``, as for every error.
+    """
+
+    def __init__(self, detail: str, *, hazard: str, **location: str | None) -> None:
+        self.hazard = str(hazard)
+        super().__init__(detail, **location)
 
 
 class LifecycleError(AgentMemoryError):

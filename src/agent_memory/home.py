@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -27,8 +28,9 @@ from agent_memory.errors import AgentMemoryError, ConfigError, RecordError
 from agent_memory.log.anchor import Checkpoint, checkpoint_path, make_checkpoint, record_checkpoint, trailer
 from agent_memory.log.base import OperationLog
 from agent_memory.log.jsonl import JsonlLog
+from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import address_of, load_or_create_identity
-from agent_memory.records.wire import utc_now
+from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.settings import Settings, default_key_file
 from agent_memory.stores.files import FileStore
 
@@ -274,21 +276,35 @@ class Home:
         """The disposable ``.cache/`` folder (search indexes, vectors, sidecars)."""
         return self.root / ".cache"
 
-    def commit(self, message: str) -> bool:
-        """Commit everything in the Home to git; return False when git is absent or nothing changed.
+    def commit(self, message: str, *, only_library_notes: bool = False) -> bool:
+        """Commit the Home to git; return False when git is absent or nothing changed.
 
         The message gets an ``Agent-Memory-Checkpoint`` trailer: the log head signed with the
         Home's key (:mod:`agent_memory.log.anchor`), when the key file is here.
 
         An unset git identity falls back to ``agent-memory <agent-memory@localhost>`` for
         this commit only (CI machines have none).
+
+        Args:
+            message: The commit message.
+            only_library_notes: Stage, under ``notes/``, only the files the library wrote
+                (:meth:`library_note_paths`); a refused or hand-dropped note stays untracked.
+                Everything outside ``notes/`` is staged as it is.
         """
         git = shutil.which("git")
         if git is None:
             return False
         if not (self.root / ".git").exists():
             _git(git, self.root, "init", "-q", "-b", "main")
-        _git(git, self.root, "add", "-A")
+        if only_library_notes:
+            stage, _ = self.library_note_paths()
+            _git(git, self.root, "add", "-A", "--", ".", ":(exclude)notes")
+            if stage:
+                _git(git, self.root, "add", "-A", "--", *stage)
+            if not _git(git, self.root, "diff", "--cached", "--name-only").strip():
+                return False
+        else:
+            _git(git, self.root, "add", "-A")
         if not _git(git, self.root, "status", "--porcelain").strip():
             return False
         identity = []
@@ -337,9 +353,43 @@ class Home:
         except FileNotFoundError:
             pass
         try:
-            return self.commit(message)
+            return self.commit(message, only_library_notes=True)
         except ConfigError:
             return False
+
+    def library_note_paths(self) -> tuple[list[str], list[str]]:
+        """Split the changed files under ``notes/`` into what the library wrote and what it did not.
+
+        A version file counts as the library's when it sits at ``notes/<32 hex>/<6 digits>.md``
+        (or ``.json``), reads as a record whose id matches its birth content, is byte for byte
+        what the codec writes for that record, and, when signed, verifies. Anything else — a
+        note dropped in by hand, one ``sync`` refused, a hand edit of a version — is not: it is
+        never staged by an autocommit (issue 18 case 5). A removed file outside the version
+        layout (a new note ``sync`` turned into a record) is staged as removed.
+
+        Returns:
+            ``(to stage, left out)``: paths relative to the Home, POSIX separators.
+
+        Raises:
+            ConfigError: git failed.
+        """
+        git = shutil.which("git")
+        if git is None:
+            return [], []
+        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", "notes")
+        stage: list[str] = []
+        left: list[str] = []
+        for entry in filter(None, out.split("\0")):
+            rel = entry[3:]
+            target = self.root / rel
+            versioned = _VERSION_FILE.match(rel) is not None
+            if not target.exists():
+                (left if versioned else stage).append(rel)
+            elif versioned and _written_by_library(target):
+                stage.append(rel)
+            else:
+                left.append(rel)
+        return stage, left
 
 
 def commit_message(log: OperationLog, *, since_seq: int) -> str:
@@ -361,6 +411,31 @@ def commit_message(log: OperationLog, *, since_seq: int) -> str:
     named = [f"{action} x{n}" if n > 1 else action for action, n in counts.items()]
     more = f", and {len(named) - 8} more" if len(named) > 8 else ""
     return "agent-memory: " + ", ".join(named[:8]) + more
+
+
+_VERSION_FILE = re.compile(r"\Anotes/[0-9a-f]{32}/[0-9]{6}\.(?:md|json)\Z")
+
+
+def _written_by_library(path: Path) -> bool:
+    """Whether the version file ``path`` is exactly what the store writes for a record that verifies."""
+    from agent_memory.records.note import dump_note, load_note
+    from agent_memory.records.signing import verify_record
+
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".json":
+            record = MemoryRecord.from_wire(loads_json(data, path=str(path)), path=str(path))
+            written = record.canonical_bytes()
+        else:
+            record = load_note(data, path=str(path))
+            written = dump_note(record)
+        if written != data or path.parent.name != record.id.removeprefix("mem:"):
+            return False
+        if record.signed_by or record.signature:
+            verify_record(record)
+    except (AgentMemoryError, OSError):
+        return False
+    return True
 
 
 def _git(git: str, cwd: Path, *args: str, check: bool = True) -> str:

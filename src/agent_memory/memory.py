@@ -9,6 +9,7 @@ several processes may share a Home one write at a time (DESIGN.md §9 "Actors").
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -26,7 +27,6 @@ from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promotion import PromotionProposal, Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
-from agent_memory.governance.secrets import screen_text
 from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.jobs.distilling import DistillMethods
 from agent_memory.jobs.verdicts import review_stats
@@ -34,12 +34,14 @@ from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryMethods
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import RecallMethods
+from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
 from agent_memory.records.signing import address_of
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.verified import verified_get
+from agent_memory.transfer.exchange import ImportReport
 from agent_memory.write.corrections import DEFAULT_CONFIDENCE, CorrectionMethods
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
@@ -49,10 +51,10 @@ from agent_memory.write.plan import (
     PlanKind,
     RememberResult,
     execute,
-    normalize_text,
     plan_write,
 )
 from agent_memory.write.plan import roll_forward as roll_intents_forward
+from agent_memory.write.screen import screen
 from agent_memory.write.writer import Writer
 
 if TYPE_CHECKING:
@@ -226,6 +228,7 @@ class Memory(
         scope: Scope | str | None = None,
         taint: Iterable[str] = (),
         epistemic_status: EpistemicStatus | str | None = None,
+        clean: bool = False,
         now: datetime | None = None,
     ) -> RememberResult:
         """Remember ``text`` as a new record, or recognise it as one already held.
@@ -246,15 +249,20 @@ class Memory(
             scope: Seed 000's Scope word.
             taint: Extra taint labels, added to the session's.
             epistemic_status: ``confirmed``, ``observed-once``, ``inferred`` or ``unknown``.
+            clean: An importer of someone's existing data: control characters are replaced
+                (and said in the result's ``cleaned``) instead of refused
+                (:func:`~agent_memory.write.screen.screen`).
             now: The clock (aware).
 
         Raises:
+            ScreenError: The text fails the screen (a control character, a secret, a git
+                conflict marker, a foreign frontmatter block, over 1 MiB); nothing is written.
             RecordError: Empty text, no source, a subject without ``kind=state`` (or the
                 reverse), a naive datetime, or any invalid field — nothing is written.
         """
         stamp = self._clock(now)
-        body = normalize_text(text)
-        body, tags = screen_text(body, field="text", policy=self, tags=tags)
+        screened = screen(text, field="text", policy=self, tags=tags, clean=clean)
+        body, tags = screened.text, screened.tags
         if not isinstance(source, str) or not source.strip():
             raise RecordError(
                 "a memory needs a source (seed 000 §9)",
@@ -282,7 +290,8 @@ class Memory(
         with self._writing():
             duplicate, live_subject = self.write_keys.lookup(record, self._head())
             plan = plan_write(record, duplicate, live_subject)
-            return self._apply_plan(plan, stamp)
+            result = self._apply_plan(plan, stamp)
+            return dataclasses.replace(result, cleaned=screened.cleaned) if screened.cleaned else result
 
     def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
         record, other = plan.record, plan.other
@@ -326,6 +335,80 @@ class Memory(
             disputed_with=other.id if plan.kind is PlanKind.DISPUTE and other else None,
             quarantined=quarantined,
         )
+
+    def import_file(
+        self,
+        memory_file: MemoryFile,
+        *,
+        verify: bool = True,
+        trusted_signers: Iterable[str] = (),
+        path: str | None = None,
+        now: datetime | None = None,
+    ) -> ImportReport:
+        """Import a MemoryFile under the writer lock, log it, and keep the caches in step.
+
+        See :func:`~agent_memory.transfer.exchange.import_memory_file` (put what the Home
+        lacks, tombstones included; erased ids stay erased). The Home's own key and its
+        ``memory.toml [trust]`` signers are trusted besides ``trusted_signers``. One
+        ``import`` event names what was added and erased.
+
+        Raises:
+            SignatureError, RecordError, ScreenError, LogError: As for
+                ``import_memory_file``; nothing is written.
+        """
+        from agent_memory.governance.secrets import policy_of
+        from agent_memory.transfer.exchange import import_memory_file
+
+        stamp = self._clock(now)
+        home = getattr(self, "home", None)
+        trusted = {
+            *trusted_signers,
+            *(home.settings.trusted_signers if home is not None else ()),
+            *([self._address()] if self.identity is not None else []),
+        }
+        with self._writing():
+            report = import_memory_file(
+                self.store,
+                memory_file,
+                verify=verify,
+                trusted_signers=trusted,
+                path=path,
+                log=self.log,
+                actor=self.actor,
+                secrets=policy_of(self),
+                now=stamp,
+            )
+            if report.erased:
+                self.catalog.erased(report.erased)
+            touched = [
+                *report.added,
+                *report.superseded.values(),
+                *report.disputed.values(),
+                *report.tombstones,
+            ]
+            self._after_write([self.store.get(record_id) for record_id in dict.fromkeys(touched)])
+            if report.erased:
+                self.write_keys.refresh(report.erased)
+            self.log.append(
+                "import",
+                actor=self.actor,
+                record_ids=tuple([*report.added, *report.tombstones, *report.erased]),
+                details={
+                    "path": path,
+                    "format": "memory-file",
+                    "verified": report.verified,
+                    "skipped": report.skipped,
+                    "tainted": report.tainted,
+                    "digests": report.digests,
+                    "controls": report.controls_added,
+                    "controls_refused": report.controls_refused,
+                    "tombstones": report.tombstones,
+                    "erased": report.erased,
+                    "erased_here": report.erased_here,
+                },
+                now=stamp,
+            )
+            return report
 
     def erase(self, record_ids: Iterable[str], **options: Any) -> ErasureReceipt:
         """Erase records irreversibly; see :meth:`.governance.erasing.ErasureMethods.erase`.

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 import pytest
 from fg_agent_id import KeyPair
 
-from agent_memory.errors import RecordError, SignatureError
+from agent_memory.errors import SignatureError
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.records.signing import address_of, sign_record
@@ -78,10 +78,20 @@ def test_a_file_that_fails_verification_writes_nothing(seed_keys: KeyPair) -> No
     assert target.list() == []
 
 
-def test_a_tombstone_cannot_be_imported_as_a_first_version_and_nothing_is_written() -> None:
-    exported = MemoryFile(created_at=T0, records=(make("Fine."), make("Secret.").tombstone("erased")))
+def test_a_tombstone_imports_as_an_erased_record_as_the_origins_load_puts_it() -> None:
+    # Issue 18 case 1: a Home's own export after an erasure, or the origin's after redact().
+    fine, secret = make("Fine."), make("Secret.")
+    exported = MemoryFile(created_at=T0, records=(fine, secret.tombstone("erased")))
     target = InMemoryStore()
-    with pytest.raises(RecordError, match="cannot import") as info:
-        import_memory_file(target, exported, verify=False, path="in.json")
-    assert info.value.path == "in.json"
-    assert target.list() == []
+    report = import_memory_file(target, exported, verify=False, path="in.json")
+    assert report.tombstones == [secret.id] and report.added == [fine.id]
+    assert target.get(secret.id).redacted and target.get(secret.id).body == "[redacted]"
+
+
+def test_a_record_and_its_tombstone_in_one_file_import_as_the_tombstone_in_either_order() -> None:
+    # Issue 18 case 2: order no longer decides.
+    record = make("Secret.")
+    for records in ((record, record.tombstone("erased")), (record.tombstone("erased"), record)):
+        target = InMemoryStore()
+        report = import_memory_file(target, MemoryFile(created_at=T0, records=records), verify=False)
+        assert report.tombstones == [record.id] and target.get(record.id).redacted

@@ -10,6 +10,8 @@ the short help being the first sentence of the command's docstring (a test check
 
 Exit status: 0 success; 1 a check found problems (``verify``, ``doctor``, ``sync``); 2 a usage
 error; 3 the operation could not be done (bad input, unreadable file, store error).
+``import``: 0 everything taken in; 4 done with exceptions (some items refused or cleaned, each
+listed); 1 nothing was written.
 """
 
 from __future__ import annotations

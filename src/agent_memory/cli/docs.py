@@ -37,7 +37,9 @@ def render() -> str:
         "# Command-line reference\n",
         f"Generated from each command's `--help` by `{REGENERATE}`; do not edit by hand.\n",
         "Exit status: 0 success; 1 a check found problems (`verify`, `doctor`, `sync`); 2 a usage error; "
-        "3 the operation could not be done. Every command takes `--home PATH` (default "
+        "3 the operation could not be done. `import`: 0 everything taken in; 4 done with exceptions "
+        "(some items refused or cleaned, each listed); 1 nothing was written (see docs/gate.md). "
+        "Every command takes `--home PATH` (default "
         "`$AGENT_MEMORY_HOME`, else `./memory`).\n",
         _page("agent-memory", cli.get_help(root)),
     ]

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+
+if TYPE_CHECKING:
+    from agent_memory.transfer.exchange import ImportReport
+
+EXIT_NOTHING = 1
+"""``import``: nothing was taken in (every input failed, or every item was refused)."""
+
+EXIT_PARTIAL = 4
+"""``import``: done with exceptions: some items (or files) were refused, or cleaned, each listed
+in the report; the rest was taken in."""
 
 
 @click.command(name="export")
@@ -114,7 +125,7 @@ def import_(
     file) of another tool's Markdown memory: records cite FILE#L<first>-L<last>, and arrive
     tainted external (quarantined until approved) unless --trust is given. Symbolic links
     leading out of the folder, binary files and files over 1 MiB are skipped and reported;
-    a malformed file is reported (exit status 1) and the other files still import. A folder
+    a malformed file is reported and the other files still import. A folder
     holding none of the format's files is an error. A folder that is an agent-memory Home is
     skipped and reported, and agent-memory's own bind block and view footers are never read.
     The summary counts the records left quarantined (--json: "quarantined"); approve them
@@ -125,12 +136,18 @@ def import_(
     adds only records whose id is new and reports the others as skipped. Records not
     vouched for by a trusted key (memory.toml [trust], and the Home's own key) arrive
     tainted "external". A file that fails writes nothing; the other files still import.
-    Exit status 1 when any file failed.
+
+    Someone's existing data is kept: an item's control characters are replaced (U+0093, a
+    mis-decoded Windows-1252 quote, becomes “), said per item ("cleaned") and tagged
+    cleaned-text; only an item that cannot be taken in (a secret, a git conflict marker,
+    foreign frontmatter, over 1 MiB) is refused, per item.
+
+    Exit status: 0 everything taken in (files left out on purpose are listed, no exception); 4
+    done with exceptions (some items or files refused, or cleaned, each listed); 1 nothing was
+    written (every input failed or was refused).
     """
     from agent_memory.errors import AgentMemoryError
     from agent_memory.records.memory_file import MemoryFile
-    from agent_memory.records.signing import address_of
-    from agent_memory.transfer.exchange import import_memory_file
 
     if fmt != "memory-file":
         _import_items(paths, fmt, limit, home, as_json, trust=trust)
@@ -140,90 +157,91 @@ def import_(
             "--trust is for --from locomo, longmemeval, git, openclaw, claude-code, basic-memory or "
             "markdown; a MemoryFile is trusted by its signer (memory.toml [trust])"
         )
+    from agent_memory.home import resolve_home
+    from agent_memory.memory import Memory
+
     opened = open_home(home)
-    store, log = opened.store(), opened.log()
-    trusted = {address_of(opened.identity()), *opened.settings.trusted_signers}
     results: list[dict[str, object]] = []
     failed = False
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                memory_file = MemoryFile.loads(handle.read(), path=path)
-            report = import_memory_file(
-                store,
-                memory_file,
-                verify=not no_verify,
-                trusted_signers=trusted,
-                path=path,
-                log=log,
-                actor=opened.settings.owner,
-                secrets=opened.settings.secrets,
-            )
-        except (AgentMemoryError, OSError) as exc:
-            failed = True
-            message = (
-                str(exc) if isinstance(exc, AgentMemoryError) else f"{path}: cannot read: {exc.strerror}"
-            )
-            results.append({"path": path, "error": message})
-            if not as_json:
-                click.echo(f"FAIL {message}", err=True)
-            continue
-        log.append(
-            "import",
-            actor=opened.settings.owner,
-            record_ids=tuple(report.added),
-            details={
-                "path": path,
-                "format": fmt,
-                "verified": report.verified,
-                "skipped": report.skipped,
-                "tainted": report.tainted,
-                "digests": report.digests,
-                "controls": report.controls_added,
-                "controls_refused": report.controls_refused,
-            },
-        )
-        results.append(
-            {
-                "path": path,
-                "added": report.added,
-                "skipped": report.skipped,
-                "tainted": report.tainted,
-                "withdrawn": report.withdrawn,
-                "controls_added": report.controls_added,
-                "controls_refused": report.controls_refused,
-                "superseded": report.superseded,
-                "disputed": report.disputed,
-                "held_back": report.held_back,
-            }
-        )
-        if not as_json:
-            click.echo(
-                f"{path}: added {len(report.added)}, skipped {len(report.skipped)} already present, "
-                f"{len(report.tainted)} tainted external"
-                + (
-                    " (quarantined: review them with `agent-memory review`, approve with "
-                    "`agent-memory approve ID…`; memory.toml [trust] vouches for a signer)"
-                    if report.tainted
-                    else ""
+    with Memory.open(resolve_home(home), source_kind="import") as memory:
+        for path in paths:
+            try:
+                with open(path, "rb") as handle:
+                    memory_file = MemoryFile.loads(handle.read(), path=path)
+                report = memory.import_file(
+                    memory_file,
+                    verify=not no_verify,
+                    trusted_signers=opened.settings.trusted_signers,
+                    path=path,
                 )
-            )
-            if report.controls_added or report.withdrawn:
-                click.echo(
-                    f"{path}: {len(report.controls_added)} withdrawal controls applied, "
-                    f"{len(report.withdrawn)} added records withdrawn"
+            except (AgentMemoryError, OSError) as exc:
+                failed = True
+                message = (
+                    str(exc) if isinstance(exc, AgentMemoryError) else f"{path}: cannot read: {exc.strerror}"
                 )
-            for control_id, why in report.controls_refused.items():
-                click.echo(f"{path}: reinstatement {control_id} not applied: {why}", err=True)
-            for new_id, held_id in [*report.superseded.items(), *report.disputed.items()]:
-                done = "superseded" if new_id in report.superseded else "disputes (review it)"
-                click.echo(f"{path}: state value {new_id} {done} {held_id}")
-            for record_id, why in report.held_back.items():
-                click.echo(f"{path}: state value {record_id} held back: {why}", err=True)
+                results.append({"path": path, "error": message})
+                if not as_json:
+                    click.echo(f"FAIL {message}", err=True)
+                continue
+            _said(results, report, path, as_json)
     if as_json:
         echo_json(results)
-    if failed:
-        raise click.exceptions.Exit(1)
+    written = any(result.get("added") or result.get("skipped") for result in results)
+    refused = any(result.get("erasures_held_back") for result in results)
+    raise click.exceptions.Exit(import_status(written=written, exceptions=failed or refused))
+
+
+def _said(results: list[dict[str, object]], report: ImportReport, path: str, as_json: bool) -> None:
+    """Add one file's report to ``results`` and, without --json, print its lines."""
+    results.append(
+        {
+            "path": path,
+            "added": report.added,
+            "skipped": report.skipped,
+            "tainted": report.tainted,
+            "withdrawn": report.withdrawn,
+            "controls_added": report.controls_added,
+            "controls_refused": report.controls_refused,
+            "superseded": report.superseded,
+            "disputed": report.disputed,
+            "held_back": report.held_back,
+            "tombstones": report.tombstones,
+            "erased": report.erased,
+            "erased_here": report.erased_here,
+            "erasures_held_back": report.erasures_held_back,
+        }
+    )
+    if not as_json:
+        click.echo(
+            f"{path}: added {len(report.added)}, skipped {len(report.skipped)} already present, "
+            f"{len(report.tainted)} tainted external"
+            + (
+                " (quarantined: review them with `agent-memory review`, approve with "
+                "`agent-memory approve ID…`; memory.toml [trust] vouches for a signer)"
+                if report.tainted
+                else ""
+            )
+        )
+        if report.controls_added or report.withdrawn:
+            click.echo(
+                f"{path}: {len(report.controls_added)} withdrawal controls applied, "
+                f"{len(report.withdrawn)} added records withdrawn"
+            )
+        for control_id, why in report.controls_refused.items():
+            click.echo(f"{path}: reinstatement {control_id} not applied: {why}", err=True)
+        for new_id, held_id in [*report.superseded.items(), *report.disputed.items()]:
+            done = "superseded" if new_id in report.superseded else "disputes (review it)"
+            click.echo(f"{path}: state value {new_id} {done} {held_id}")
+        for record_id, why in report.held_back.items():
+            click.echo(f"{path}: state value {record_id} held back: {why}", err=True)
+        for record_id, why in report.erasures_held_back.items():
+            click.echo(f"{path}: erasure of {record_id} held back: {why}", err=True)
+        if report.tombstones or report.erased or report.erased_here:
+            click.echo(
+                f"{path}: {len(report.tombstones)} erased records carried as tombstones, "
+                f"{len(report.erased)} erased here as in the file, {len(report.erased_here)} "
+                "erased here and not brought back"
+            )
 
 
 def _import_items(
@@ -245,9 +263,24 @@ def _import_items(
         click.echo(f"{report.path}: {report.summary()}")
         for problem in report.errors:
             click.echo(f"  refused {problem}", err=True)
+        for source, notes in report.cleaned.items():
+            click.echo(f"  cleaned {source}: {'; '.join(notes)}", err=True)
         for problem in report.skipped:
             click.echo(f"  skipped {problem}", err=True)
     if as_json:
         echo_json([report.to_json() for report in reports])
-    if any(report.error is not None or report.errors for report in reports):
-        raise click.exceptions.Exit(1)
+    written = any(report.added or report.present for report in reports)
+    exceptions = any(report.error is not None or report.partial for report in reports)
+    raise click.exceptions.Exit(import_status(written=written, exceptions=exceptions))
+
+
+def import_status(*, written: bool, exceptions: bool) -> int:
+    """Return the exit status of ``import``: 0 all taken in, 4 done with exceptions, 1 nothing written.
+
+    Args:
+        written: Something was taken in (added, or already held).
+        exceptions: Something was refused, cleaned, left out or could not be read.
+    """
+    if not exceptions:
+        return 0
+    return EXIT_PARTIAL if written else EXIT_NOTHING

@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import ProposalError, RecordError
-from agent_memory.governance.secrets import screen_text
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import format_timestamp, parse_timestamp
 from agent_memory.transfer.exchange import write_bytes_atomic
+from agent_memory.write.screen import screen
 
 if TYPE_CHECKING:
     from agent_memory.governance.actors import Actors
@@ -256,7 +256,7 @@ class Promotions:
         with self.writer.writing():
             record = self._eligible(record_id)
             rule = _text(record.body if rule_text is None else rule_text, "rule_text")
-            rule, _ = screen_text(rule, field="rule_text", policy=self, record_id=record_id)
+            rule = screen(rule, field="rule_text", policy=self, record_id=record_id).text
             folder = home.root.joinpath(*_FOLDER)
             day = stamp.astimezone(self.zone).date().isoformat()
             taken = [int(m[2]) for m in map(PROMOTION_ID_PATTERN.match, _ids(folder)) if m and m[1] == day]

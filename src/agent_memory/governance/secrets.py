@@ -20,7 +20,11 @@ flag ordinary words, its keyword plugin is made for source code and its IP plugi
 addresses that are not credentials, so those are left out. A plugin may report only part of
 a token (``GitHubTokenDetector`` yields the ``ghp`` prefix), so every finding is widened to
 the whole token around it. Our own patterns add what the library lacks: whole PEM private-key
-blocks (the library sees only the header) and Google API keys.
+blocks (the library sees only the header), Google API keys, and the LLM providers' keys that
+people paste into an agent's chat most often (OpenAI ``sk-…``/``sk-proj-…``, Anthropic
+``sk-ant-…``, Hugging Face ``hf_…``, Slack ``xox?-…``, Stripe ``sk_live_…``/``rk_live_…``) and
+``NAME_API_KEY=value`` assignments; each counts only when what follows its prefix mixes
+digits and letters as a generated key does, so ordinary words are never refused.
 
 Invariant: the secret never appears in an error, a log event or a stored byte; only its kind
 and position do.
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from agent_memory.errors import ConfigError, RecordError
+from agent_memory.errors import ConfigError, ScreenError
 
 __all__ = [
     "ON_DETECT",
@@ -91,8 +95,48 @@ _OWN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.DOTALL,
         ),
     ),
-    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
+    # The LLM providers' keys, the ones people paste into an agent's chat most (issue 18 case 10).
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9]{2,8}-[A-Za-z0-9_\-]{20,}")),
+    ("openai-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("slack-token", re.compile(r"\bx(?:ox[abeoprs]|app)-[A-Za-z0-9\-]{10,}")),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b")),
 )
+"""Our own patterns; a match counts only when the part after its prefix looks random
+(:func:`_looks_random`), so ``sk-learn-is-a-python-library`` is not a key."""
+
+# ``NAME_API_KEY=value`` and its kin, in an .env line, a shell export or a config snippet; the
+# finding is the value (group 1), so a redacted text keeps the name.
+_ASSIGNMENT = re.compile(
+    r"\b[A-Z][A-Z0-9_]*(?:API_KEY|APIKEY|_TOKEN|_SECRET|SECRET_KEY|ACCESS_KEY|_PASSWORD|_PASSWD)"
+    r"\s*[:=]\s*[\"']?([^\s\"'`]{8,})"
+)
+
+_PREFIX = re.compile(
+    r"\A(?:sk-ant-[A-Za-z0-9]{2,8}-|sk-(?:proj-|svcacct-|admin-)?|hf_|x(?:ox[abeoprs]|app)-|[rs]k_live_)"
+)
+
+
+def _looks_random(token: str, *, assigned: bool = False) -> bool:
+    """Whether ``token`` (past its known prefix) looks generated rather than written.
+
+    A provider's key is 20 or more random characters: upper and lower case letters, and a
+    digit unless it is long (Hugging Face tokens are letters only). Words joined by hyphens
+    (``sk-2024-budget-notes``), placeholders (``<your-key>``, ``${OPENAI_API_KEY}``,
+    ``xxxxxxxx``) and file names are not. The value of a ``NAME_API_KEY=`` assignment (``assigned``)
+    needs less: a digit or both cases (``hunter2hunter2`` counts, ``your_key_here`` does not).
+    """
+    rest = _PREFIX.sub("", token)
+    if rest[:1] in ("$", "<", "{", "%", "*", ".", "\u2026") or len(set(rest)) < 6:
+        return False
+    upper = any(c.isupper() for c in rest)
+    lower = any(c.islower() for c in rest)
+    digit = any(c.isdigit() for c in rest)
+    if assigned:
+        return digit or (upper and lower)
+    return upper and lower and (digit or len(rest) >= 30)
+
 
 # A secret is never half a token: findings widen over these characters on both sides.
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_+=\-]")
@@ -202,7 +246,12 @@ def find_secrets(text: str) -> list[SecretFinding]:
                     found.append(SecretFinding(kind, offset + start, offset + end))
         offset += len(line)
     for kind, pattern in _OWN_PATTERNS:
-        found.extend(SecretFinding(kind, m.start(), m.end()) for m in pattern.finditer(text))
+        for match in pattern.finditer(text):
+            if kind in ("private-key", "gcp-api-key") or _looks_random(match.group()):
+                found.append(SecretFinding(kind, match.start(), match.end()))
+    for match in _ASSIGNMENT.finditer(text):
+        if _looks_random(match.group(1), assigned=True):
+            found.append(SecretFinding("api-key-assignment", match.start(1), match.end(1)))
     return _merge(found)
 
 
@@ -243,7 +292,7 @@ def screen_text(
         every secret replaced by ``[redacted:<kind>]`` and the tags plus ``redacted-secret``.
 
     Raises:
-        RecordError: With ``refuse``, a secret was found: the message names the field and the
+        ScreenError: With ``refuse``, a secret was found: the message names the field and the
             kinds found, never the secret; the caller has written nothing.
     """
     kept = tuple(tags)
@@ -253,13 +302,14 @@ def screen_text(
     kinds = sorted({finding.kind for finding in findings})
     settings = policy if isinstance(policy, SecretsSettings) else policy_of(policy)
     if settings.on_detect == "refuse":
-        raise RecordError(
+        raise ScreenError(
             f"holds what looks like a secret ({', '.join(kinds)}): memory never stores credentials "
             "(seed 000 §3); refused, nothing was written",
             path=path,
             record_id=record_id,
             field=field,
             hint='remove it and keep a pointer to where it lives, or set [secrets] on_detect = "redact"',
+            hazard="secret",
         )
     tagged = kept if REDACTED_TAG in kept else (*kept, REDACTED_TAG)
     return redact_secrets(text, findings), tagged

@@ -67,6 +67,9 @@ class ImportReport:
         quarantined_present: Of those, the ones already present before this import
             (``--trust`` vouches only for what it adds; an older quarantine stays).
         trusted: The import was vouched for (``trust=True``).
+        cleaned: ``{source anchor: [what was cleaned]}`` for items taken in once the screen
+            cleaned their text (control characters replaced; :mod:`agent_memory.write.screen`);
+            the record carries the tag ``cleaned-text`` and the import event lists them.
     """
 
     path: str
@@ -81,6 +84,16 @@ class ImportReport:
     quarantined: int = 0
     quarantined_present: int = 0
     trusted: bool = False
+    cleaned: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the import is done with exceptions: some items (or files) refused, or cleaned.
+
+        A file left out on purpose (binary, over the size limit, a link out of the folder) is
+        reported in ``skipped`` but is no exception: it was never someone's memory.
+        """
+        return bool(self.errors or self.cleaned)
 
     def summary(self) -> str:
         """Return the one-line text summary of ``agent-memory import`` (and the demo).
@@ -91,9 +104,13 @@ class ImportReport:
         or that records already present stay quarantined (``--trust``).
         """
         line = (
-            f"read {self.read}, added {len(self.added)}, {self.present} already present, "
-            f"{len(self.errors)} refused"
-        ) + (f", {len(self.skipped)} files skipped" if self.skipped else "")
+            (
+                f"read {self.read}, added {len(self.added)}, {self.present} already present, "
+                f"{len(self.errors)} refused"
+            )
+            + (f", {len(self.cleaned)} cleaned" if self.cleaned else "")
+            + (f", {len(self.skipped)} files skipped" if self.skipped else "")
+        )
         if not self.quarantined:
             return line
         how = "review them with `agent-memory review`, approve with `agent-memory approve ID…`"
@@ -119,6 +136,7 @@ class ImportReport:
             "skipped": self.skipped,
             "quarantined": self.quarantined,
             "quarantined_already_present": self.quarantined_present,
+            "cleaned": self.cleaned,
         }
         if self.error is not None:
             data["error"] = self.error
@@ -228,8 +246,10 @@ def import_path(
     """Import one file or folder into ``memory`` through ``remember``; never raises for bad input.
 
     The whole input is read and checked first, so a malformed file writes nothing; then each
-    item is remembered, and an item refused (e.g. by secrets screening) is listed in
-    ``errors`` while the rest still import. A folder's file that cannot be read is listed in
+    item is remembered with the importer's column of the screen (``clean=True``): someone's
+    existing data is kept, its control characters replaced and said in ``cleaned``; an item
+    that cannot be taken in (a secret, a conflict marker…) is listed in ``errors`` while the
+    rest still import. A folder's file that cannot be read is listed in
     ``errors`` (or ``skipped``) and its items are left out. Logs one ``import`` event per path.
 
     Args:
@@ -271,6 +291,7 @@ def import_path(
             "errors": len(report.errors),
             "skipped": len(report.skipped),
             "quarantined": report.quarantined,
+            "cleaned": {report.held[source]: notes for source, notes in report.cleaned.items()},
             "taint": list(taint),
             "trusted": trust,
         },
@@ -291,12 +312,15 @@ def _remember_all(
                 tags=item.tags,
                 occurred_at=item.occurred_at,
                 taint=taint,
+                clean=True,
                 now=now,
             )
         except AgentMemoryError as exc:
             report.errors.append(f"{item.source}: {exc}")
             continue
         report.held[item.source] = result.record_id
+        if result.cleaned:
+            report.cleaned[item.source] = list(result.cleaned)
         if result.deduped:
             report.present += 1
         else:

@@ -14,8 +14,10 @@ whole) — each with its 1-based line range in the file. Two ways of grouping th
 ``--from markdown`` (:func:`read_markdown`): every ``*.md`` / ``*.markdown`` file under the
 folder (hidden folders and :data:`~.files.SKIP_DIRS` left out) becomes ``fact`` records — the
 whole file when its body is at most :data:`MAX_CHUNK_CHARS` characters, else one per chunk — each
-headed by the note's title (frontmatter ``title``, else its first ``#`` heading, else the file
-name) when it does not start with a level-1 heading. Frontmatter ``tags`` are kept; the
+headed by the note's own title (frontmatter ``title``, else its first ``#`` heading) when it does
+not start with a level-1 heading. A file name is never made a title: it is presentation, named
+by the source anchor, so the same text under two file names is one record (exact dedup).
+Frontmatter ``tags`` are kept; the
 frontmatter date (``date``, ``created``) is ``occurred_at``; without one the records have no
 event time (mtimes are not stable across clones, so they are never used).
 
@@ -90,6 +92,8 @@ class Note:
             without its extension.
         segments: The body's blocks, in order.
         lines: Every line of the file (frontmatter included), without newlines.
+        named: The title is the file name (the note has no title of its own): presentation
+            the library would add, which ``--from markdown`` leaves out of the body.
     """
 
     path: str
@@ -97,6 +101,7 @@ class Note:
     title: str
     segments: list[Segment]
     lines: list[str]
+    named: bool = False
 
     def text(self, first: int, last: int) -> str:
         """Return lines ``first``–``last`` (1-based, inclusive) as written, stripped at both ends."""
@@ -117,7 +122,7 @@ def parse_note(file: TextFile) -> Note:
         heads = (heading_text(s) for s in found if s.kind == "heading")
         title = next((words for level, words in heads if level == 1 and words), None)
     stem = os.path.splitext(file.path.rsplit("/", 1)[-1])[0]
-    return Note(file.path, meta, title or stem, found, lines)
+    return Note(file.path, meta, title or stem, found, lines, named=title is None)
 
 
 def segments(lines: list[str], *, offset: int = 0) -> list[Segment]:
@@ -345,7 +350,7 @@ def read_markdown(path: str, *, zone: tzinfo, limit: int | None = None) -> Itera
         except RecordError as exc:
             yield problem_of(found.path, exc)
             continue
-        for first, last, text in note_texts(note):
+        for first, last, text in note_texts(note, name_title=False):
             yield Item(text, f"{note.path}#L{first}-L{last}", "fact", occurred_at=when, tags=tags)
 
 
@@ -355,11 +360,16 @@ def problem_of(path: str, exc: RecordError) -> Problem:
     return Problem(path, f"{reason} ({exc.hint})" if exc.hint else reason)
 
 
-def note_texts(note: Note, title: str | None = None) -> list[tuple[int, int, str]]:
+def note_texts(
+    note: Note, title: str | None = None, *, name_title: bool = True
+) -> list[tuple[int, int, str]]:
     """Return the whole body as one text when at most :data:`MAX_CHUNK_CHARS`, else its chunks.
 
     Each text is headed by ``# <title>`` (``note.title`` by default) unless it opens with a
-    level-1 heading; a note with nothing but headings yields nothing.
+    level-1 heading; a note with nothing but headings yields nothing. With ``name_title``
+    false, a title that is only the file name (:attr:`Note.named`) heads nothing: the body
+    is the note's own text, so the same note under another file name is the same record
+    (exact dedup compares content, not presentation; the source anchor names the file).
     """
     body = note.segments
     if not any(s.kind != "heading" for s in body):
@@ -368,6 +378,8 @@ def note_texts(note: Note, title: str | None = None) -> list[tuple[int, int, str
         chunks = [(body[0].first, body[-1].last, note.text(body[0].first, body[-1].last))]
     else:
         chunks = note_chunks(note)
+    if title is None and note.named and not name_title:
+        return chunks
     return [(first, last, titled(title or note.title, text)) for first, last, text in chunks]
 
 

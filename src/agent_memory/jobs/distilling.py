@@ -129,9 +129,10 @@ class DistillMethods:
         extraction = chosen.extract(first.eligible)
 
         def build(item: InboxItem, candidate: Candidate) -> MemoryRecord:
-            from agent_memory.governance.secrets import screen_text
+            from agent_memory.write.screen import screen
 
-            text, tags = screen_text(candidate.text, field="text", policy=self, tags=candidate.tags)
+            screened = screen(candidate.text, field="text", policy=self, tags=candidate.tags)
+            text, tags = screened.text, screened.tags
             shown = dataclasses.replace(candidate, text=text, tags=tags)
             record = record_for(
                 item, shown, namespace=namespace, now=stamp, zone=self.zone, agent=self._address()

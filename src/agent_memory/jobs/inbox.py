@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.secrets import screen_text
 from agent_memory.home import Home
 from agent_memory.jobs.files import append_bytes, read_text
 from agent_memory.records.record import Kind
 from agent_memory.records.wire import utc_now
+from agent_memory.write.screen import screen
 
 __all__ = [
     "INBOX",
@@ -280,8 +280,7 @@ def capture(
             as given (the field is named); nothing is written.
     """
     item_kind = _kind(kind)
-    clean_text = _one_line(text, "text")
-    clean_text, _ = screen_text(clean_text, field="text", policy=home)
+    clean_text = _one_line(screen(text, field="text", policy=home).text, "text")
     clean_source = _one_line(source, "source")
     clean_subject = _subject(subject, item_kind)
     labels = _labels(taint)

@@ -75,23 +75,14 @@ class NoteEdit:
 
 
 def carried_fields(record: MemoryRecord) -> dict[str, Any]:
-    """Return the fields a correction keeps from ``record``, as ``Memory.supersede`` keyword arguments.
+    """Return what a hand edit carries from ``record``, as ``Memory.supersede`` keyword arguments.
 
-    ``kind``, ``subject``, ``namespace`` and ``scope`` are carried by ``supersede`` itself; this
-    adds ``type``, ``tags``, ``confidence``, ``occurred_at``, ``valid_from``, ``epistemic_status``,
-    ``sources`` and ``evidence``: a correction says what was true all along, so it holds from
-    the same valid time.
+    :func:`~agent_memory.write.corrections.carried_fields` plus ``occurred_at`` and
+    ``valid_from``: an edit says what was true all along, so it holds from the same valid time.
     """
-    return {
-        "type": record.type.value,
-        "tags": record.tags,
-        "confidence": record.confidence,
-        "occurred_at": record.occurred_at,
-        "valid_from": record.valid_from,
-        "epistemic_status": record.epistemic_status,
-        "sources": record.sources,
-        "evidence": record.evidence,
-    }
+    from agent_memory.write.corrections import carried_fields as kept
+
+    return {**kept(record), "occurred_at": record.occurred_at, "valid_from": record.valid_from}
 
 
 def correct(

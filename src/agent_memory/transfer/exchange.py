@@ -45,11 +45,13 @@ from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.stores.verified import Refusal, read_verified
 from agent_memory.transfer.states import plan_states, write_routed
 from agent_memory.write.plan import PlanKind
+from agent_memory.write.screen import screen
 
 __all__ = [
     "EXTERNAL_TAINT",
     "ImportReport",
     "Refusal",
+    "check_importable",
     "export_memory_file",
     "import_memory_file",
     "write_bytes_atomic",
@@ -83,6 +85,13 @@ class ImportReport:
             disputed here, …); import the file again once it is resolved.
         same_value: ``{file id: held id}`` for state values whose words are already the live
             value of their subject: not written (listed in ``skipped`` too).
+        tombstones: Ids the file holds erased that arrived as tombstones (new here).
+        erased: Ids held here live whose tombstone the file carries: erased here, as the
+            file's owner erased them (anti-resurrection; a trusted file only).
+        erased_here: Ids the file holds live that this Home holds erased: never brought back
+            (listed in ``skipped`` too).
+        erasures_held_back: ``{id: why}`` for tombstones of records held live here that the
+            file may not erase (it is not verified and signed by a trusted key).
     """
 
     added: list[str] = field(default_factory=list)
@@ -100,6 +109,57 @@ class ImportReport:
     disputed: dict[str, str] = field(default_factory=dict)
     held_back: dict[str, str] = field(default_factory=dict)
     same_value: dict[str, str] = field(default_factory=dict)
+    tombstones: list[str] = field(default_factory=list)
+    erased: list[str] = field(default_factory=list)
+    erased_here: list[str] = field(default_factory=list)
+    erasures_held_back: dict[str, str] = field(default_factory=dict)
+
+
+def check_importable(memory_file: MemoryFile, *, path: str | None = None) -> list[MemoryRecord]:
+    """Refuse a file that contradicts itself; return its records, one per id.
+
+    Follows the origin's ``Memory.load`` (seed 001; origin-notes §1.7) where the file is sound,
+    and refuses, before anything is written, what it would settle by order alone (issue 18
+    case 2): an unknown format version, unknown top-level fields (only
+    :data:`~agent_memory.governance.portability.EXTRA_KEY` is ours), or two different contents
+    for one id. The same record twice is kept once; a record and its tombstone are the
+    tombstone (the erasure happened after the record was written).
+
+    Raises:
+        RecordError: Naming ``path`` and the field (``format``, the unknown key) or the id.
+    """
+    from agent_memory.governance.portability import EXTRA_KEY
+    from agent_memory.records.wire import FORMAT_VERSION
+
+    if memory_file.format != FORMAT_VERSION:
+        raise RecordError(
+            f"unknown format version {memory_file.format!r} (this reader takes {FORMAT_VERSION}): "
+            "refused, nothing was written",
+            path=path,
+            field="format",
+        )
+    unknown = sorted(set(memory_file.extra) - {EXTRA_KEY})
+    if unknown:
+        raise RecordError(
+            f"unknown top-level fields {unknown}: what they mean is not known here; refused, "
+            "nothing was written",
+            path=path,
+            field=unknown[0],
+        )
+    chosen: dict[str, MemoryRecord] = {}
+    for record in memory_file.records:
+        held = chosen.get(record.id)
+        if held is None or (record.redacted and not held.redacted):
+            chosen[record.id] = record
+        elif not held.redacted and not record.redacted and held.canonical_bytes() != record.canonical_bytes():
+            raise RecordError(
+                "appears twice with different contents: which one holds is not known; refused, "
+                "nothing was written",
+                path=path,
+                record_id=record.id,
+                hint="export it again from its Home (one version per record)",
+            )
+    return list(chosen.values())
 
 
 def export_memory_file(
@@ -166,6 +226,14 @@ def import_memory_file(
 ) -> ImportReport:
     """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
+    Follows the origin's ``Memory.load`` (put what the target lacks) and carries erasure
+    across (DESIGN.md §5 "One gate in"; issue 18 cases 1 and 2): a tombstone the store lacks
+    is written as an erased record; a tombstone of a record held live here erases it (only
+    from a verified file signed by a trusted key, else it is held back); a live record this
+    store holds erased is never brought back. Call it through :meth:`Memory.import_file
+    <agent_memory.memory.Memory.import_file>`, which holds the writer lock and keeps the
+    caches in step.
+
     Args:
         store: Where to write.
         memory_file: The parsed file.
@@ -184,11 +252,14 @@ def import_memory_file(
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
-        RecordError: A record cannot become a first version (e.g. a tombstone), a control is
+        RecordError: The file contradicts itself (:func:`check_importable`), a record cannot
+            become a first version, a tombstone's digest is not that of the record held, a control is
             malformed or reinstates what it may not, the file carries controls and ``log``
             is ``None`` (the target cannot keep them), a body holds a secret (refuse), or a
             redacted record is referred to by another record of the file; nothing written.
         LogError: The log's controls cannot be read, or a control cannot be appended.
+        ScreenError: A body fails the write screen (a secret under ``refuse``, a git conflict
+            marker, foreign frontmatter, over 1 MiB, empty): the record is named, nothing written.
         ProposalError, LifecycleError: The target changed between planning and writing a state
             value's supersede or dispute (another writer); the records before it are written.
     """
@@ -218,16 +289,40 @@ def import_memory_file(
         plan = plan_control_import(
             gate.entries(), carried, file_agent=memory_file.agent, verified=verify, path=path
         )
+    records = check_importable(memory_file, path=path)
     trusted = set(trusted_signers)
     file_trusted = verify and memory_file.agent in trusted
     report = ImportReport(verified=verify)
     pending: list[MemoryRecord] = []
-    seen: set[str] = set()
-    for record in memory_file.records:
-        if store.contains(record.id) or record.id in seen:
-            report.skipped.append(record.id)
+    tombstones: list[MemoryRecord] = []
+    to_erase: list[MemoryRecord] = []
+    for record in records:
+        held = store.get(record.id) if store.contains(record.id) else None
+        if record.redacted:
+            if held is None:
+                tombstones.append(record)
+            elif held.redacted:
+                report.skipped.append(record.id)
+            elif not file_trusted:
+                report.erasures_held_back[record.id] = (
+                    "the file erases a record held here, and only a file signed by a trusted key "
+                    "may erase (memory.toml [trust]); nothing was erased"
+                )
+            elif held.birth_sha256() != record.birth_digest:
+                raise RecordError(
+                    "its tombstone's birth_digest is not the digest of the record held here",
+                    path=path,
+                    record_id=record.id,
+                    field="birth_digest",
+                )
+            else:
+                to_erase.append(record)
             continue
-        seen.add(record.id)
+        if held is not None:
+            report.skipped.append(record.id)
+            if held.redacted:
+                report.erased_here.append(record.id)  # erased here: never brought back by a file
+            continue
         signer_trusted = verify and record.signed_by in trusted
         unsigned_in_trusted_file = file_trusted and not record.signed_by
         incoming = record
@@ -240,6 +335,9 @@ def import_memory_file(
             raise RecordError(
                 f"cannot import: {exc.detail}", path=path, record_id=record.id, field=exc.field
             ) from None
+        # The screen's importer column; a signed record cannot be cleaned, so what it would
+        # clean (control characters) is taken in as signed, and what it refuses refuses the file.
+        screen(incoming.body, field="body", clean=True, secrets=False, record_id=record.id, path=path)
         screened, tags = screen_text(
             incoming.body, field="body", policy=secrets, tags=incoming.tags, record_id=record.id, path=path
         )
@@ -272,6 +370,15 @@ def import_memory_file(
     for record in plans.plain:
         store.put(record)
         report.added.append(record.id)
+    for tombstone in tombstones:
+        restore = getattr(store, "restore_erased", None)
+        if restore is None:
+            raise RecordError("this store cannot hold an erased record", path=path, record_id=tombstone.id)
+        restore([tombstone])
+        report.tombstones.append(tombstone.id)
+    for tombstone in to_erase:
+        store.erase(tombstone.id, tombstone.redaction_reason or "erased by its owner", now=now)  # type: ignore[attr-defined]
+        report.erased.append(tombstone.id)
     write_routed(plans.routed, store, log, actor=actor, now=now or utc_now())
     for routed in plans.routed:
         assert routed.other is not None  # noqa: S101 - a routed plan always names the held value

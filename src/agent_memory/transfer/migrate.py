@@ -49,7 +49,14 @@ from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
 
-__all__ = ["DIGEST_PREFIX", "MigrationReport", "history_digest", "migrate", "migrate_urls"]
+__all__ = [
+    "DIGEST_PREFIX",
+    "MigrationReport",
+    "history_digest",
+    "migrate",
+    "migrate_urls",
+    "verify_signatures",
+]
 
 DIGEST_PREFIX = "sha256:"
 _BATCH_VERSIONS = 1000  # versions per put_many transaction (SQLite): one fsync per batch
@@ -198,12 +205,16 @@ def migrate(
             final check found a record whose digests differ (named).
         RecordError, LifecycleError: A stored version breaks the target's checks (the record
             is named); nothing of that record is written.
+        SignatureError: A source version names a signer and its signature does not verify
+            (a field changed by hand): the record and version are named, nothing is written,
+            as ``import`` refuses such a file (issue 18 case 3).
         LogError: A control event of either log is malformed, or the target's log refuses one.
     """
     report = report if report is not None else MigrationReport()
     carry = plan_carry(source_log, target_log, origin=report.source or "migrate", target=report.target)
     ids = [record.id for record in source.list()]
     report.source_records = len(ids)
+    verify_signatures(source, ids)
     plan = _plan(source, target, ids)
     if target_log is not None and carry.to_append:
         apply_carry(carry, target_log, actor=actor, now=now)
@@ -212,6 +223,35 @@ def migrate(
     _copy(source, target, ids, plan, report)
     _verify(source, target, ids, report)
     return report
+
+
+def verify_signatures(source: RecordStore, ids: Sequence[str]) -> None:
+    """Verify every signed version of the records ``ids`` of ``source``, before anything is copied.
+
+    A version that names a signer (``signed_by`` or a ``signature``) must verify, as every
+    record of a MemoryFile must on ``import``; unsigned versions have only their id to check,
+    which reading them already did. A tombstone carries no signature.
+
+    Raises:
+        SignatureError: Naming the record and the version number that fails.
+    """
+    from agent_memory.errors import SignatureError
+    from agent_memory.records.signing import verify_record
+
+    for record_id in ids:
+        for number, version in enumerate(source.history(record_id), start=1):
+            if not (version.signed_by or version.signature):
+                continue
+            try:
+                verify_record(version)
+            except SignatureError as exc:
+                raise SignatureError(
+                    f"version {number} does not verify ({exc.detail}): a field was changed after "
+                    "it was signed; nothing was migrated",
+                    record_id=record_id,
+                    field=exc.field,
+                    hint="run agent-memory doctor on the source, or restore the version from git",
+                ) from None
 
 
 def migrate_urls(

@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import ProposalError, RecordError
-from agent_memory.governance.secrets import screen_text
 from agent_memory.records.lifecycle import archive as archive_record
 from agent_memory.records.lifecycle import resolve_transition
 from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.write.plan import Plan, PlanKind, RememberResult, execute, normalize_text
+from agent_memory.write.plan import Plan, PlanKind, RememberResult, execute
+from agent_memory.write.screen import screen
 
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
@@ -26,6 +26,28 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIDENCE = 0.9
 """Confidence of a record written without one (``remember`` and ``supersede``)."""
+
+
+def carried_fields(record: MemoryRecord) -> dict[str, Any]:
+    """Return the fields a correction of ``record`` keeps unless the caller changes them.
+
+    As ``MemoryRecord.create`` keyword arguments: ``type``, ``tags``, ``confidence``,
+    ``slots``, ``epistemic_status``, ``sources``, ``evidence`` and the unknown extension
+    fields (``extra``). ``kind``, ``subject``, ``namespace`` and ``scope`` never change after
+    birth and are carried by :meth:`CorrectionMethods.supersede` itself; record and valid time
+    (``occurred_at``, ``valid_from``) are the caller's to carry (``edit`` and ``sync`` do: a
+    correction of wording held all along; ``supersede`` of a new value holds from now).
+    """
+    return {
+        "type": record.type.value,
+        "tags": record.tags,
+        "confidence": record.confidence,
+        "slots": dict(record.slots),
+        "epistemic_status": record.epistemic_status,
+        "sources": record.sources,
+        "evidence": record.evidence,
+        "extra": dict(record.extra),
+    }
 
 
 class CorrectionMethods:
@@ -104,15 +126,20 @@ class CorrectionMethods:
             expected_version: If given, the number of versions ``old_id`` must have now;
                 another writer's change in between is a conflict and nothing is written.
             now: The clock.
-            **fields: Other ``remember`` fields for the new record (type, tags, confidence…).
+            **fields: The fields the caller changes (``type``, ``tags``, ``confidence``,
+                ``epistemic_status``, ``occurred_at``, ``valid_from``…); every other field is
+                carried from the old record (:func:`carried_fields`): one correction routine
+                for supersede (Python, CLI, MCP), edit and sync (issue 18 case 7).
 
         Raises:
             ProposalError: ``expected_version`` does not match (a concurrent edit).
             LifecycleError: The old record is not active.
+            ScreenError: The text fails the screen (:func:`~agent_memory.write.screen.screen`).
             RecordError: As for :meth:`remember`.
         """
         stamp = self._clock(now)
-        text, fields["tags"] = screen_text(text, field="text", policy=self, tags=fields.pop("tags", ()))
+        given_tags = fields.pop("tags", None)
+        screened = screen(text, field="text", policy=self)  # its tags: what the screen adds
         with self._writing():
             history = self.store.history(old_id)
             old = history[-1]
@@ -123,16 +150,18 @@ class CorrectionMethods:
                     record_id=old_id,
                     field="expected_version",
                 )
-            if normalize_text(text) == old.body:
+            if screened.text == old.body:
                 raise RecordError(
                     "is identical to the record's current text: nothing to supersede, nothing was changed",
                     record_id=old_id,
                     field="text",
                     hint="give the corrected text",
                 )
-            fields.setdefault("type", old.type.value)
+            carried = {**carried_fields(old), **fields}
+            tags = old.tags if given_tags is None else tuple(given_tags)
+            carried["tags"] = tuple(dict.fromkeys([*tags, *screened.tags]))
             record = MemoryRecord.create(
-                body=normalize_text(text),
+                body=screened.text,
                 created_at=stamp,
                 supersedes=old_id,
                 provenance=Provenance(
@@ -142,9 +171,8 @@ class CorrectionMethods:
                 subject=old.subject,
                 namespace=old.effective_namespace,
                 scope=old.scope,
-                taint=tuple(sorted({*self.taint, *(fields.pop("taint", ()) or ())})) or None,
-                confidence=fields.pop("confidence", DEFAULT_CONFIDENCE),
-                **fields,
+                taint=tuple(sorted({*self.taint, *(carried.pop("taint", ()) or ())})) or None,
+                **carried,
             )
             if not record.provenance.ref:
                 raise RecordError("a correction needs a source (seed 000 §9)", field="source")

@@ -275,6 +275,7 @@ class RememberResult:
         disputed_with: The id of the record this one now disputes (both transitional), if any.
         pending: The subject was already disputed: the record waits as a pending proposal.
         quarantined: The record is tainted: recallable, never autoloaded until approved.
+        cleaned: What the screen cleaned in the text (an importer's write), one line each.
     """
 
     record_id: str
@@ -283,6 +284,7 @@ class RememberResult:
     disputed_with: str | None = None
     pending: bool = False
     quarantined: bool = False
+    cleaned: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the CLI/MCP shape (``record_id`` and ``deduped`` first, as the origin's)."""
@@ -293,4 +295,5 @@ class RememberResult:
             "disputed_with": self.disputed_with,
             "pending": self.pending,
             "quarantined": self.quarantined,
+            **({"cleaned": list(self.cleaned)} if self.cleaned else {}),
         }

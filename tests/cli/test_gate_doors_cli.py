@@ -1,0 +1,343 @@
+"""Every door × every hazard of the write screen (issue 18 "Done when"): one table, one outcome per cell.
+
+Each cell writes one hazardous text through one door and asserts the outcome of the screen's
+table (:data:`agent_memory.write.screen.HAZARDS`) for that door's column — ``refused`` naming
+the hazard and the field, ``cleaned`` and said, or ``taken`` in — and that nothing already
+stored changed: every note file's bytes, the log (its head moves only when something was taken
+in) and the search index's rows. Doors that are the CLI run the installed command; the MCP tools
+run through the real MCP client over stdio. A Home is shared by the cells of one door (a
+refused cell changes nothing, and a cell taken in only adds), so the table runs in a few minutes.
+
+A 1 MiB text cannot be passed as one command-line argument (Linux caps an argument at 128 KiB),
+so the ``size`` cells of argument doors are run at the Python door behind them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import string
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from installed import Cli, make_cli
+
+from agent_memory.errors import ScreenError
+from agent_memory.home import Home
+from agent_memory.jobs.inbox import capture, read_inbox
+from agent_memory.memory import Memory
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
+from agent_memory.write.screen import MAX_TEXT_BYTES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+from mcp_harness import connect, stdio_params  # the MCP tests' harness, beside this folder
+
+_RNG = random.Random(18)  # noqa: S311 - a fake key, built at run time so no scanner flags the repository
+KEY = "sk" + "-" + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(48))
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+
+HAZARDS: dict[str, str] = {
+    "clean": "The gateway of the lab is vpn-lab-3.",
+    "control": "The gateway of the lab is vpn\x07-lab-4.",
+    "secret": f"The gateway key is {KEY} for the lab.",
+    "conflict": "The gateway of the lab is\n<<<<<<< HEAD\nvpn-a\n=======\nvpn-b\n>>>>>>> laptop",
+    "frontmatter": "---\ntitle: Lab\ntags: [net]\n---\nThe gateway of the lab is vpn-lab-5.",
+    "empty": " \n ",
+    "size": "gateway " * (MAX_TEXT_BYTES // 8 + 1),
+}
+"""One text per hazard of the screen's table, and a clean one."""
+
+PERSON = {"clean": "taken", **{h: "refused" for h in HAZARDS if h != "clean"}}
+"""A person's door: every hazard refused."""
+IMPORTER = {**PERSON, "control": "cleaned"}
+"""An importer of someone's existing data: control characters cleaned, the rest refused per item."""
+SIGNED = {**PERSON, "control": "taken"}
+"""MemoryFile import: a signed record cannot be cleaned, so control characters are taken in as
+signed (a 0.1 writer may store any text) and what the screen refuses refuses the file."""
+
+
+# ---------------------------------------------------------------------------- state of a Home
+
+
+def stored(home: Path) -> dict[str, Any]:
+    """What is stored: every note file's bytes, the log's lines, the search index's rows."""
+    notes = {
+        str(p.relative_to(home)): p.read_bytes() for p in sorted((home / "notes").rglob("*")) if p.is_file()
+    }
+    log = b"".join(p.read_bytes() for p in sorted((home / "log").glob("*.jsonl")))
+    rows: list[tuple[Any, ...]] = []
+    index = home / ".cache" / "indexes" / "bm25" / "index.sqlite"
+    if index.exists():
+        with sqlite3.connect(index) as db:
+            rows = sorted(
+                db.execute(
+                    "SELECT d.record_id, d.version, f.text FROM docs d JOIN fts f ON f.rowid = d.rowid"
+                )
+            )
+    return {"notes": notes, "log": log, "index": rows}
+
+
+def check_unchanged(before: dict[str, Any], after: dict[str, Any], outcome: str) -> None:
+    """Nothing stored changed; a cell taken in may only add note files, log lines and index rows."""
+    if outcome in ("refused", "dedup"):
+        assert after["notes"] == before["notes"]
+        if outcome == "dedup":  # seen again: the record is touched, nothing else is written
+            assert after["log"].startswith(before["log"]) and after["index"] == before["index"]
+            return
+        assert after["log"] == before["log"]
+        assert after["index"] == before["index"]
+        return
+    assert {k: after["notes"][k] for k in before["notes"]} == before["notes"]
+    assert after["log"].startswith(before["log"]) and len(after["log"]) > len(before["log"])
+    # A supersede's new version of the old record is indexed in its place: ids stay, none is lost.
+    assert {row[0] for row in before["index"]} <= {row[0] for row in after["index"]}
+
+
+def expect(outcome: str, hazard: str, run: Callable[[], Any]) -> Any:
+    """Run a Python cell: ``refused`` must raise a ScreenError naming the hazard and field."""
+    if outcome != "refused":
+        return run()
+    with pytest.raises(ScreenError) as caught:
+        run()
+    assert caught.value.hazard == hazard and caught.value.field, caught.value
+    assert WORDS[hazard] in str(caught.value).lower(), caught.value
+    return None
+
+
+WORDS = {
+    "control": "control character",
+    "secret": "secret",
+    "conflict": "conflict marker",
+    "frontmatter": "frontmatter",
+    "empty": "empty",
+    "size": "limit",
+}
+"""A word each refusal's message holds (the hazard named)."""
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    return make_cli(tmp_path_factory.mktemp("doors"))
+
+
+@pytest.fixture(scope="module")
+def homes(cli: Cli) -> Iterator[Callable[[str], Path]]:
+    """One Home per door, made once and shared by the door's cells; the config folder is the CLI's."""
+    made: dict[str, Path] = {}
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CONFIG_HOME", cli.env["XDG_CONFIG_HOME"])
+
+    def home(door: str) -> Path:
+        if door not in made:
+            made[door] = cli.home(door)
+            with Memory.open(made[door]) as memory:
+                memory.remember("The lab printer is on floor 2.", source="seed", now=T0)
+                memory.recall("printer")  # builds the index, whose rows the cells compare
+        return made[door]
+
+    yield home
+    mp.undo()
+
+
+# ---------------------------------------------------------------------------- the doors
+
+
+def _arg_hazards() -> list[str]:
+    return [h for h in HAZARDS if h != "size"]
+
+
+@pytest.mark.parametrize("hazard", list(HAZARDS))
+def test_python_remember_and_supersede(hazard: str, homes: Callable[[str], Path]) -> None:
+    home = homes("python")
+    outcome = PERSON[hazard]
+    with Memory.open(home) as memory:
+        before = stored(home)
+        result = expect(outcome, hazard, lambda: memory.remember(HAZARDS[hazard], source="cell", now=T0))
+    check_unchanged(before, stored(home), outcome)
+    if result is not None:
+        assert result.record_id and not result.deduped
+    with Memory.open(home) as memory:
+        target = memory.remember(f"The lab router for {hazard} is r-1.", source="seed", now=T0).record_id
+        before = stored(home)
+        expect(
+            outcome,
+            hazard,
+            lambda: memory.supersede(target, HAZARDS[hazard], source="cell", reason="cell", now=T0),
+        )
+    check_unchanged(before, stored(home), outcome)
+
+
+@pytest.mark.parametrize("hazard", ["clean", "control", "secret", "empty", "size"])
+def test_python_capture_of_an_inbox_line(hazard: str, homes: Callable[[str], Path]) -> None:
+    # An inbox line is one line, so the multi-line hazards (conflict blocks, frontmatter) cannot be one.
+    opened = Home.open(homes("capture"))
+    inbox = opened.root / "inbox.md"
+    before, items = inbox.read_bytes(), len(read_inbox(opened).items)
+    outcome = PERSON[hazard]
+    expect(outcome, hazard, lambda: capture(opened, HAZARDS[hazard], source="cell"))
+    after = inbox.read_bytes()
+    assert after == before if outcome == "refused" else after.startswith(before) and after != before
+    assert len(read_inbox(opened).items) == items + (0 if outcome == "refused" else 1)
+
+
+@pytest.mark.parametrize("hazard", _arg_hazards())
+def test_cli_remember_and_supersede(hazard: str, cli: Cli, homes: Callable[[str], Path]) -> None:
+    home = homes("cli")
+    outcome = PERSON[hazard]
+    before = stored(home)
+    result = cli("remember", HAZARDS[hazard], "--source", "cell", "--home", str(home))
+    _cli_outcome(result, outcome, hazard)
+    check_unchanged(before, stored(home), outcome)
+    target = cli.ok(
+        "remember", f"The lab router for {hazard} is r-1.", "--source", "seed", "--home", str(home)
+    )
+    before = stored(home)
+    result = cli("supersede", target.strip(), HAZARDS[hazard], "--reason", "cell", "--home", str(home))
+    _cli_outcome(result, outcome, hazard)
+    check_unchanged(before, stored(home), outcome)
+
+
+def _cli_outcome(result: Any, outcome: str, hazard: str) -> None:
+    if outcome == "refused":
+        assert result.returncode != 0, result.stdout
+        assert WORDS[hazard] in result.stderr.lower(), result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("hazard", list(HAZARDS))
+def test_cli_sync_of_a_new_note_and_of_a_hand_edit(
+    hazard: str, cli: Cli, homes: Callable[[str], Path]
+) -> None:
+    home = homes("sync")
+    outcome = PERSON[hazard]
+    before = stored(home)
+    new = home / "notes" / f"cell-{hazard}.md"
+    new.write_text(HAZARDS[hazard] + "\n", encoding="utf-8")
+    result = cli("sync", "--home", str(home), "--json")
+    report = json.loads(result.stdout)
+    [item] = [i for i in report["items"] if i["path"] == f"notes/cell-{hazard}.md"]
+    if outcome == "refused":
+        assert item["action"] == "problem" and WORDS[hazard] in item["detail"].lower(), item
+        new.unlink()  # a refused note stays where it was, never committed (case 5)
+    else:
+        assert item["action"] == "create" and not new.exists(), item
+    check_unchanged(before, stored(home), outcome)
+    # A hand edit of a version file: the correction goes through the same screen.
+    with Memory.open(home) as memory:
+        held = memory.remember(f"The lab switch for {hazard} is s-1.", source="seed", now=T0).record_id
+    version = home / "notes" / held.removeprefix("mem:") / "000001.md"
+    original = version.read_bytes()
+    before = stored(home)
+    version.write_bytes(
+        original.replace(f"The lab switch for {hazard} is s-1.".encode(), HAZARDS[hazard].encode())
+    )
+    result = cli("sync", "--home", str(home), "--json")
+    items = json.loads(result.stdout)["items"]
+    [edit] = [i for i in items if i["record_id"] == held]
+    if outcome == "refused":
+        assert edit["action"] == "problem" and WORDS[hazard] in edit["detail"].lower(), edit
+        version.write_bytes(original)
+        check_unchanged(before, stored(home), outcome)
+    else:
+        assert edit["action"] == "correct", edit
+        assert version.read_bytes() == original  # sync restored the edited version file
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "longmemeval"])
+def test_cli_importers_clean_what_can_be_cleaned_and_refuse_the_rest_per_item(
+    fmt: str, cli: Cli, homes: Callable[[str], Path]
+) -> None:
+    home = homes(f"import-{fmt}")
+    folder = cli.root / f"input-{fmt}"
+    folder.mkdir()
+    for hazard, text in HAZARDS.items():
+        before = stored(home)
+        if fmt == "markdown":
+            path = folder / hazard
+            path.mkdir()
+            (path / "note.md").write_text(text + "\n", encoding="utf-8")
+        else:
+            path = folder / f"{hazard}.json"
+            turns = [{"role": "user", "content": text}]
+            path.write_text(
+                json.dumps([{"haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_sessions": [turns]}])
+            )
+        result = cli("import", "--from", fmt, str(path), "--trust", "--home", str(home), "--json")
+        outcome = IMPORTER[hazard]
+        if hazard == "frontmatter" and fmt == "markdown":
+            outcome = "taken"  # a Markdown note's own frontmatter is read by the importer, not stored
+        if hazard == "empty":
+            # Nothing to import: the reader yields no item (an empty note or turn is skipped).
+            assert result.returncode in (0, 1), result.stderr
+            check_unchanged(before, stored(home), "refused")
+            continue
+        report = json.loads(result.stdout)[0]
+        if outcome == "refused":
+            assert result.returncode == 1, result.stderr
+            said = " ".join([*report["errors"], *report["skipped"]]).lower()
+            word = (
+                "larger than" if hazard == "size" and fmt == "markdown" else WORDS[hazard]
+            )  # the file reader's limit
+            assert report["added"] == [] and word in said, report
+        elif outcome == "cleaned":
+            assert result.returncode == 4 and len(report["added"]) == 1, result.stderr
+            [notes] = report["cleaned"].values()
+            assert "U+0007" in notes[0]
+        else:
+            assert result.returncode == 0 and len(report["added"]) == 1, result.stderr
+        check_unchanged(before, stored(home), "refused" if outcome == "refused" else "taken")
+
+
+@pytest.mark.parametrize("hazard", [h for h in HAZARDS if h != "empty"])
+def test_python_memory_file_import(hazard: str, homes: Callable[[str], Path], tmp_path: Path) -> None:
+    home = homes("memory-file")
+    opened = Home.open(home)
+    record = MemoryRecord.create(
+        type="fact",
+        body=HAZARDS[hazard].strip(),
+        provenance=Provenance(kind="conversation", ref="cell"),
+        created_at=T0,
+    )
+    signed = sign_record(record, opened.identity())
+    memory_file = MemoryFile(created_at=T0, records=(signed,)).sign(opened.identity())
+    outcome = SIGNED[hazard]
+    before = stored(home)
+    with Memory.open(home) as memory:
+        result = expect(outcome, hazard, lambda: memory.import_file(memory_file, path="cell.json"))
+    check_unchanged(before, stored(home), outcome)
+    if outcome == "taken":
+        assert result.added == [signed.id]
+
+
+@pytest.mark.parametrize("hazard", [h for h in _arg_hazards() if h != "size"])
+def test_mcp_remember_nas_remember_and_supersede(hazard: str, homes: Callable[[str], Path]) -> None:
+    home = homes("mcp")
+    outcome = PERSON[hazard]
+    with connect(stdio_params(home)) as client:
+        for tool in ("remember", "nas_remember", "supersede"):
+            arguments: dict[str, Any] = {"text": HAZARDS[hazard], "source": "cell"}
+            if tool == "supersede":
+                held = client.ok("remember", text=f"The lab hub for {hazard} is h-1.", source="seed")
+                arguments.update(old_id=held["record_id"], reason="cell")
+            before = stored(home)
+            result = client.call(tool, **arguments)
+            if outcome == "refused":
+                assert result.is_error, result.structured_content
+                text = " ".join(c.text for c in result.content if c.type == "text")
+                assert WORDS[hazard] in text.lower(), text
+            else:
+                assert not result.is_error, result.content
+            check_unchanged(
+                before, stored(home), outcome if tool != "nas_remember" or hazard != "clean" else "dedup"
+            )
