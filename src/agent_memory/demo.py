@@ -316,9 +316,8 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
     report = memory.consolidate()
     stats = report.stats
     step.echo(
-        f"  {stats['records']} records read, {stats['pairs']} candidate pairs: {len(report.actions)} applied "
-        f"(exact dedup, disputes), {len(report.proposals)} proposals filed for review, "
-        f"{len(report.rejections)} rejected"
+        f"  {stats['records']} records read, {stats['pairs']} candidate pairs: nothing applied, "
+        f"{len(report.proposals)} proposals filed for review, {len(report.rejections)} rejected"
     )
     for pending in report.proposals[:4]:
         step.echo(

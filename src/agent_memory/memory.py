@@ -29,6 +29,7 @@ from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.jobs.consolidating import ConsolidationMethods
 from agent_memory.jobs.distilling import DistillMethods
+from agent_memory.jobs.pending import PENDING_FOLDER, ProposalShelf
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryMethods
@@ -149,6 +150,8 @@ class Memory(
         self._lock = self.writer.lock
         self.review_book = ReviewBook(log)
         self._reviews = self.review_book  # the mixins' name until they become services
+        # Filed maintenance proposals: the Home's folder, or kept in memory without a Home.
+        self.maintenance = ProposalShelf(home.root / PENDING_FOLDER if home is not None else None)
         self.actors = actors or Actors()
         self.zone = timezone or UTC
         self.gate = Gate(log, store)

@@ -112,3 +112,32 @@ def test_proposals_branch_commits_them_on_a_maintenance_branch_of_a_git_home(cli
         [git, "branch", "--list", "maintenance/*"], cwd=git_home, capture_output=True, text=True, check=True
     ).stdout
     assert shown["branch"] in branches
+
+
+TRUSTED = "The nightly backup job copies the ledger database to the offsite bucket"
+ATTACK = "The nightly backup job copies the ledger database to the offsite bucket daily"
+
+
+def test_a_tainted_near_duplicate_never_displaces_the_trusted_record_through_accept_all(cli: Cli) -> None:
+    # issue 20 item 5, as reported: accept --all let the attacker's merged text replace the trusted one.
+    home = cli.home("trust")
+    trusted = cli.ok("remember", TRUSTED, "--source", "ops:1", "--home", str(home)).strip()
+    web = ("--taint", "external", "--source", "web")
+    tainted = cli.ok("remember", ATTACK, *web, "--home", str(home)).strip()
+    cli.ok("consolidate", "--home", str(home))
+    (row,) = listed(cli, home)["proposals"]  # type: ignore[misc]
+    assert (row["pass"], row["auto_applicable"]) == ("dedup.near", False)
+    assert row["trust"].startswith("tainted text would replace a reviewed record: ")
+    assert f"would supersede {trusted}" in row["trust"]
+    table = cli.ok("proposals", "--home", str(home), "--no-diff")
+    assert "! tainted text would replace a reviewed record" in table and "accept --all skips it" in table
+    review = cli.ok("review", "--home", str(home))
+    assert "! tainted text would replace a reviewed record" in review
+    result = cli("accept", "--all", "--home", str(home))
+    assert result.returncode == 1 and f"refused   {row['id']}: tainted text would replace" in result.stdout
+    cli.ok("render", "--home", str(home))
+    assert TRUSTED in (home / "MEMORY.md").read_text("utf-8")
+    accepted = json.loads(cli.ok("accept", row["id"], "--home", str(home), "--json"))
+    merged = json.loads(cli.ok("show", accepted["written"][0], "--home", str(home), "--json"))
+    assert merged["body"] == TRUSTED and merged["taint"] == ["external"]
+    assert sorted(merged["evidence"]) == sorted([trusted, tainted])

@@ -161,3 +161,53 @@ def test_long_withdrawn_text_is_found_by_its_summarised_start() -> None:
     assert withdrawn_in_views([record], f"- [d] (knowledge) {summary} → topics/x.md") == [
         f"{record.id}: its text"
     ]
+
+
+def must_5(home: Home) -> tuple[str, str]:
+    report = doctor(home).conformance
+    assert report is not None
+    (item,) = [m for m in report.musts if m.ref == "003 MUST 5"]
+    return item.status, item.reason
+
+
+def test_jobs_only_propose_is_judged_from_what_consolidate_did(home: Home) -> None:
+    # A behaviour check (issue 19 item 4): consolidate + accept pass; a job's write on main fails.
+    from agent_memory.jobs.review_flow import accept
+
+    with Memory.open(home.root) as memory:
+        memory.remember("Deploys do not go out on Tuesdays.", source="test", now=T0)
+        report = memory.consolidate(now=T0 + timedelta(days=1))
+        assert report.proposals
+        accept(memory, everything=True, now=T0 + timedelta(days=1))
+    verdict, reason = must_5(home)
+    assert verdict == "pass", reason
+    assert "1 maintenance run(s) in the log changed no record on the live Home" in reason
+
+
+def test_a_job_that_wrote_on_main_fails_the_jobs_only_propose_must(home: Home) -> None:
+    # What consolidate used to do: apply a supersede itself, logged as the consolidate job.
+    tea = record_id(home, "Tea is served at four.")
+    log = home.log()
+    log.append(
+        "supersede", actor="owner", record_ids=[tea], details={"reason": "dedup.exact (consolidation)",
+                                                               "job": "consolidate"}
+    )  # fmt: skip
+    event = log.append(
+        "consolidate", actor="owner", record_ids=[tea], details={"actions": {"dedup.exact:supersede": 1}}
+    )
+    verdict, reason = must_5(home)
+    assert verdict == "fail"
+    assert f"log seq {event.seq - 1}: the consolidate job wrote supersede on the live Home" in reason
+    assert f"log seq {event.seq}: consolidate applied dedup.exact:supersede without review" in reason
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_home_checked_out_on_a_maintenance_branch_fails_the_must(tmp_path: Path) -> None:
+    import subprocess
+
+    made = Home.init(tmp_path / "githome", timezone="UTC", now=T0)
+    git = shutil.which("git") or "git"
+    subprocess.run([git, "checkout", "-q", "-b", "maintenance/20261129T090000Z"], cwd=made.root, check=True)
+    verdict, reason = must_5(made)
+    assert verdict == "fail"
+    assert "checked out on maintenance/20261129T090000Z" in reason

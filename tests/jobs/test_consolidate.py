@@ -1,4 +1,4 @@
-"""Consolidation passes on hand-made records: what applies on its own, what stays a proposal."""
+"""Consolidation passes on hand-made records: every pass only proposes; accepting applies."""
 
 from __future__ import annotations
 
@@ -43,31 +43,40 @@ def proposed(report: ConsolidationReport, name: str) -> list[PendingProposal]:
     return [p for p in report.proposals if p.pass_name == name]
 
 
-def test_exact_duplicates_are_superseded_by_the_strongest_copy_on_their_own() -> None:
+def accept_all(store: InMemoryStore, report: ConsolidationReport) -> None:
+    """Accept every proposal of ``report`` as the review flow does: re-validate, then put."""
+    for pending in report.proposals:
+        for version in revalidate(store, pending, now=SOON):
+            store.put(version)
+
+
+def test_exact_duplicates_get_a_proposal_that_the_strongest_copy_supersedes_the_others() -> None:
     weak = make("Ada drinks green tea", ref="s:1", confidence=0.5)
     strong = make("Ada drinks green tea", ref="s:2", confidence=0.9)
-    store = store_of(weak, strong)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    third = make("Ada drinks green tea", ref="s:3", confidence=0.7)
+    store = store_of(weak, strong, third)
+    before = versions(store)
+    report = consolidate(store, now=SOON)
     assert passes(report) == [("dedup.exact", "supersede")]
+    assert versions(store) == before  # a job applies nothing (DESIGN.md §9)
+    assert report.proposals[0].reason == f"exact duplicate of {strong.id}"
+    assert report.proposals[0].record_ids == tuple(sorted((weak.id, strong.id, third.id)))
+    accept_all(store, report)
     assert store.get(weak.id).state is State.SUPERSEDED
     assert store.get(weak.id).superseded_by == strong.id
+    assert store.get(third.id).superseded_by == strong.id
     assert store.get(strong.id).state is State.ACTIVE
-    assert report.actions[0].reason == f"exact duplicate of {strong.id}"
 
 
 def test_a_tainted_exact_copy_never_supersedes_the_trusted_one_however_strong() -> None:
     trusted = make("Staging runs on db-4", ref="s:1", confidence=0.5)
     tainted = make("Staging runs on db-4", ref="web:1", confidence=0.99, hours=2, taint=["external"])
     store = store_of(trusted, tainted)
-    consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    report = consolidate(store, now=SOON)
+    assert store.get(tainted.id).state is State.ACTIVE  # proposed, not applied
+    accept_all(store, report)
     assert store.get(tainted.id).superseded_by == trusted.id
     assert store.get(trusted.id).state is State.ACTIVE and store.get(trusted.id).taint is None
-
-
-def _apply(store: InMemoryStore, proposals: list) -> list[MemoryRecord]:  # type: ignore[type-arg]
-    from agent_memory.write.proposals import apply_proposals
-
-    return apply_proposals(store, proposals, now=SOON)
 
 
 def test_a_near_duplicate_merge_is_a_pending_proposal_and_writes_nothing() -> None:
@@ -75,7 +84,7 @@ def test_a_near_duplicate_merge_is_a_pending_proposal_and_writes_nothing() -> No
     b = make("Ada prefers green tea in the morning with honey", ref="s:2", confidence=0.8)
     store = store_of(a, b)
     before = versions(store)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    report = consolidate(store, now=SOON)
     assert passes(report) == [("dedup.near", "merge")]
     assert versions(store) == before
     pending = report.proposals[0]
@@ -100,23 +109,27 @@ def test_near_duplicates_that_negate_each_other_are_not_merged_but_disputed() ->
     a = make("The nightly backup job runs on the staging cluster")
     b = make("The nightly backup job never runs on the staging cluster")
     store = store_of(a, b)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    report = consolidate(store, now=SOON)
     assert passes(report) == [("contradiction", "transition")]
-    assert report.actions[0].reason == "one side negates the other"
+    assert report.proposals[0].reason == "one side negates the other"
+    assert {store.get(a.id).state, store.get(b.id).state} == {State.ACTIVE}
+    accept_all(store, report)
     assert {store.get(a.id).state, store.get(b.id).state} == {State.TRANSITIONAL}
 
 
-def test_a_slot_contradiction_opens_a_dispute_on_its_own() -> None:
+def test_a_slot_contradiction_proposes_a_dispute_that_accepting_opens() -> None:
     a = make("The staging database is Postgres 16", ref="s:1")
     b = make("The staging database is Postgres 15", ref="s:2")
     store = store_of(a, b)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    report = consolidate(store, now=SOON)
     assert passes(report) == [("contradiction", "transition")]
     first, second = ("16", "15") if a.id < b.id else ("15", "16")  # pairs are read in id order
     assert (
-        report.actions[0].reason
+        report.proposals[0].reason
         == f"slot 'the stag databas' disagrees: 'postgr {first}' vs 'postgr {second}'"
     )
+    assert store.get(a.id).transition is None
+    accept_all(store, report)
     assert store.get(a.id).transition is not None
 
 
@@ -124,7 +137,7 @@ def test_episodes_and_rules_are_never_disputed() -> None:
     a = make("The staging database is Postgres 16", type="episode")
     b = make("The staging database is Postgres 15", type="episode")
     report = consolidate(store_of(a, b), now=SOON)
-    assert not report.actions
+    assert not report.actions and not proposed(report, "contradiction")
 
 
 def test_a_record_joins_at_most_one_dispute_and_later_pairs_are_deferred() -> None:
@@ -132,8 +145,8 @@ def test_a_record_joins_at_most_one_dispute_and_later_pairs_are_deferred() -> No
     b = make("The staging database is Postgres 15", ref="s:2")
     c = make("The staging database is Postgres 14", ref="s:3")
     store = store_of(a, b, c)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
-    assert len(report.actions) == 1
+    report = consolidate(store, now=SOON)
+    assert len(proposed(report, "contradiction")) == 1 and not report.actions
     assert [r.detail.startswith("deferred:") for r in report.rejections] == [True, True]
 
 
@@ -142,7 +155,7 @@ def test_live_duplicates_of_a_state_subject_get_a_supersede_proposal() -> None:
     new = make("staging runs on host b", kind="state", subject="host:staging", valid_from=at(2), hours=1)
     store = store_of(old, new)
     before = versions(store)
-    report = consolidate(store, now=SOON, write=lambda _, ps: _apply(store, ps))
+    report = consolidate(store, now=SOON)
     state = proposed(report, "state")
     assert [p.reason for p in state] == ["newer value for subject host:staging"]
     assert versions(store) == before
@@ -220,13 +233,19 @@ def test_touches_keep_a_record_from_decaying() -> None:
     assert not report.proposals
 
 
-def test_a_dry_run_reports_what_would_apply_and_writes_nothing() -> None:
+def test_no_pass_writes_to_the_store_whatever_it_finds() -> None:
     a = make("Ada drinks green tea", ref="s:1")
     b = make("Ada drinks green tea", ref="s:2")
-    store = store_of(a, b)
+    c = make("The staging database is Postgres 16", ref="s:3")
+    d = make("The staging database is Postgres 15", ref="s:4")
+    e = make("Ada prefers green tea in the morning with lemon", ref="s:5")
+    f = make("Ada prefers green tea in the morning with honey", ref="s:6")
+    faded = make("A faded note about a lunch place", ref="s:7", confidence=0.5, hours=-24 * 400)
+    store = store_of(a, b, c, d, e, f, faded)
     before = versions(store)
     report = consolidate(store, now=SOON)
-    assert passes(report) == [("dedup.exact", "supersede")]
+    assert {p.pass_name for p in report.proposals} == {"dedup.exact", "contradiction", "dedup.near", "decay"}
+    assert not [x for x in report.actions if x.action != "protect"]
     assert versions(store) == before
 
 
@@ -300,3 +319,58 @@ def test_a_dry_run_of_the_porcelain_files_and_logs_nothing(home: Home) -> None:
         assert memory.log.last() == head
     assert report.proposals
     assert not (home.root / PENDING_FOLDER).exists()
+
+
+def test_the_porcelain_proposes_the_dispute_and_accept_opens_it(home: Home) -> None:
+    # issue 19 item 4: remember two contradicting texts, consolidate -> nothing changes on main.
+    with Memory.open(home.root) as memory:
+        yes = memory.remember("Deploys happen on Tuesdays", source="s:1", now=T0).record_id
+        no = memory.remember("Deploys do not happen on Tuesdays", source="s:2", now=T0).record_id
+        notes = {i: len(memory.history(i)) for i in (yes, no)}
+        report = memory.consolidate(now=SOON)
+        assert [(p.pass_name, p.action) for p in report.proposals] == [("contradiction", "transition")]
+        assert {i: len(memory.history(i)) for i in (yes, no)} == notes
+        assert memory.get(yes).state is State.ACTIVE and memory.get(no).state is State.ACTIVE
+        writes = [e for e in memory.log.entries() if e.action in ("supersede", "transition", "intent")]
+        assert not writes
+        from agent_memory.jobs.review_flow import accept
+
+        outcome = accept(memory, [report.proposals[0].id], now=SOON)
+        assert outcome.done == [report.proposals[0].id]
+        assert memory.get(yes).state is State.TRANSITIONAL and memory.get(no).state is State.TRANSITIONAL
+        kinds = [str(e.action) for e in memory.log.entries()]
+        assert kinds[-4:] == ["intent", "transition", "intent-done", "review"]
+
+
+def test_a_memory_without_a_home_keeps_its_proposals_where_accept_finds_them() -> None:
+    memory = Memory.in_memory()
+    weak = make("Ada drinks green tea", ref="s:1", confidence=0.5)
+    strong = make("Ada drinks green tea", ref="s:2", confidence=0.9)
+    for record in (weak, strong):
+        memory.store.put(record)
+    report = memory.consolidate(now=SOON)
+    (pending,) = report.proposals
+    assert memory.get(weak.id).state is State.ACTIVE
+    from agent_memory.jobs.review_flow import accept, pending_proposals
+
+    assert [p.id for p in pending_proposals(memory)] == [pending.id]
+    outcome = accept(memory, everything=True, now=SOON)
+    assert outcome.done == [pending.id] and not outcome.refused
+    assert memory.get(weak.id).superseded_by == strong.id
+    assert pending_proposals(memory) == []
+
+
+def test_a_proposal_a_person_declined_is_not_filed_again_for_exact_duplicates(home: Home) -> None:
+    from agent_memory.jobs.review_flow import decline
+
+    with Memory.open(home.root) as memory:
+        a = make("Ada drinks green tea", ref="s:1", confidence=0.5)
+        b = make("Ada drinks green tea", ref="s:2", confidence=0.9)
+        for record in (a, b):
+            memory.store.put(record)
+        (pending,) = memory.consolidate(now=SOON).proposals
+        decline(memory, [pending.id], reason="keep both", now=SOON)
+        again = memory.consolidate(now=SOON + timedelta(hours=1))
+    assert not again.proposals
+    (refusal,) = again.rejections
+    assert refusal.detail.startswith(f"declined by a person as {pending.id} (seq ")

@@ -8,7 +8,7 @@ import pytest
 from jobkit import T0, at, make, put, signed_by
 
 from agent_memory.doctor.diagnose import diagnose
-from agent_memory.errors import ConfigError, ProposalError
+from agent_memory.errors import ProposalError
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.home import Home
 from agent_memory.jobs.pending import PendingProposal, revalidate
@@ -222,9 +222,13 @@ def test_an_actor_without_the_approve_grant_can_neither_accept_nor_decline(home:
     assert versions(bot) == before and bot.log.last() == head
 
 
-def test_the_flow_needs_a_home() -> None:
-    with pytest.raises(ConfigError, match="proposals/ folder"):
-        accept(Memory.in_memory(), everything=True)
+def test_without_a_home_the_flow_reads_the_proposals_kept_in_memory() -> None:
+    memory = Memory.in_memory()
+    assert accept(memory, everything=True).done == []
+    unknown = "cons-0123456789abcdef"
+    refused = accept(memory, [unknown])
+    assert refused.refused == [(unknown, f"no pending proposal {unknown} filed in this Memory")]
+    assert memory.log.last() is None
 
 
 def test_the_log_holds_no_record_content_through_accept_decline_and_revert(home: Home) -> None:

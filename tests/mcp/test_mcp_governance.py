@@ -20,6 +20,7 @@ import pytest
 from mcp_harness import Connected, connect, grant, new_home, stdio_params, stored
 
 from agent_memory.governance.forget import SURFACES
+from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
 
 UNKNOWN = "mem:" + "e" * 32
@@ -54,7 +55,7 @@ def _exposed(home: Path, *record_ids: str) -> list[bool]:
         return [view.is_exposed(memory.get(record_id)) for record_id in record_ids]
 
 
-def test_consolidate_disputes_a_contradiction_and_leaves_a_near_duplicate_merge_pending(
+def test_consolidate_proposes_the_dispute_and_the_merge_and_accepting_opens_the_dispute(
     servers: Servers,
 ) -> None:
     home, client = servers.home, servers.trusted
@@ -82,17 +83,20 @@ def test_consolidate_disputes_a_contradiction_and_leaves_a_near_duplicate_merge_
         assert {json.dumps(i, sort_keys=True) for i in preview[key]} == {
             json.dumps(i, sort_keys=True) for i in report[key]
         }, f"the dry run previews exactly the {key} of the run"
-    [dispute] = [a for a in report["actions"] if sorted(a["records"]) == clash_ids]
+    assert not report["actions"], "a maintenance job applies nothing (DESIGN.md §9)"
+    [dispute] = [p for p in report["proposals"] if sorted(p["records"]) == clash_ids]
     assert (dispute["pass"], dispute["action"]) == ("contradiction", "transition")
-    assert dispute["after"] == ["transitional", "transitional"] and "disagrees" in dispute["reason"]
+    assert "disagrees" in dispute["reason"]
     [merge] = [p for p in report["proposals"] if set(near_ids) <= set(p["records"])]
     assert (merge["pass"], merge["action"]) == ("dedup.near", "merge")
     filed = json.loads((home / "proposals/pending-consolidation" / f"{merge['id']}.json").read_text("utf-8"))
     assert (filed["id"], filed["pass_name"]) == (merge["id"], "dedup.near")
     with Memory.open(home) as memory:
         assert [memory.get(i).state.value for i in near_ids] == ["active", "active"], "pending stays pending"
+        assert [memory.get(i).state.value for i in clash_ids] == ["active", "active"], "proposed, not applied"
+        outcome = accept(memory, [dispute["id"]])
+        assert outcome.done == [dispute["id"]]
         assert [memory.get(i).state.value for i in clash_ids] == ["transitional", "transitional"]
-    assert not any(i in a["records"] for a in report["actions"] for i in near_ids)
 
 
 def test_consolidate_refuses_bad_input_naming_the_argument_and_changes_nothing(servers: Servers) -> None:

@@ -127,15 +127,20 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
     (from distill and consolidate) are listed one a line; ``agent-memory proposals`` shows
     what each would write, ``accept ID`` or ``reject ID`` decides it. A pending record (a
     state value held back because its subject was disputed) is decided the same way:
-    ``accept ID`` writes it once the dispute is resolved, ``decline ID`` drops it. ``--json`` adds
-    ``"proposals": [{"id", "pass", "action", "record_ids", "reason"}]`` to the queue.
+    ``accept ID`` writes it once the dispute is resolved, ``decline ID`` drops it. A proposal
+    that would let tainted text replace or displace a reviewed record is followed by a line
+    ``! tainted text would …`` naming the records. ``--json`` adds ``"proposals": [{"id",
+    "pass", "action", "record_ids", "reason", "trust"}]`` to the queue (``trust``: those words
+    or null).
     """
     from agent_memory.governance.queue import review_queue
-    from agent_memory.jobs.review_flow import pending_proposals
+    from agent_memory.jobs.review_flow import pending_proposals, trust_warning
 
     with _open(home) as memory:
         queue = review_queue(memory, namespace=namespace)
         waiting = pending_proposals(memory)
+        book = memory.review_book
+        concerns = {p.id: trust_warning(memory, p, book) for p in waiting}
     if as_json:
         proposals = [
             {
@@ -144,6 +149,7 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
                 "action": p.action,
                 "record_ids": list(p.record_ids),
                 "reason": p.reason,
+                "trust": concerns[p.id],
             }
             for p in waiting
         ]
@@ -159,6 +165,8 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
         click.echo(f"({queue.withdrawn} more withdrawn: not shown)")
     for pending in waiting:
         click.echo(f"{pending.id}  proposal  {pending.pass_name} {pending.action}  {pending.reason}")
+        if concerns[pending.id]:
+            click.echo(f"    ! {concerns[pending.id]}: accept --all skips it")
     held = sum(1 for item in queue.items if item.queue == "pending")
     if held:
         click.echo(
@@ -207,13 +215,12 @@ def approve(record_ids: tuple[str, ...], reason: str, home: str | None, as_json:
     ``{"record_id", "verdict", "actor", "reason"}`` for one id, a list of them for several.
     """
     from agent_memory.errors import LifecycleError, ProposalError
-    from agent_memory.governance.review_book import ReviewBook
 
     wanted = list(dict.fromkeys(record_ids))
     none = "; none of the records given was approved" if len(wanted) > 1 else ""
     with _open(home) as memory:
         pending = {record.id for record in memory.pending.list()}
-        book = ReviewBook(memory.log)
+        book = memory.review_book
         for record_id in wanted:
             if record_id in pending:
                 raise ProposalError(

@@ -1,8 +1,8 @@
 """Maintenance commands: ``distill`` and ``consolidate`` (issue 7 items 3-4; DESIGN.md §5 "Maintenance").
 
-``distill`` turns archived inbox lines into proposals (it applies nothing). ``consolidate``
-applies only what a job may apply on its own (exact dedup, opening a dispute; DESIGN.md §9)
-and files every other change as a pending proposal. Both file under
+``distill`` turns archived inbox lines into proposals, and ``consolidate`` files every change
+it finds as a pending proposal: neither applies anything (DESIGN.md §9 "What jobs may apply on
+their own: nothing"; ``accept`` applies). Both file under
 ``proposals/pending-consolidation/`` for the review flow (``proposals``, ``accept``,
 ``reject``, ``revert``) and, in a git Home, commit the run's proposals on a
 ``maintenance/<UTC stamp>`` branch. ``--dry-run`` writes nothing.
@@ -24,12 +24,14 @@ __all__ = ["consolidate", "distill"]
 def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
     """Consolidate the Home: dedup, near-duplicates, state, contradictions, promotion, rule flags, decay.
 
-    Exact duplicates are superseded by their strongest copy and contradictions open a
-    dispute at once; merges, state supersedes, promotions, rule flags and decay archival are
-    written as pending proposals (``proposals/pending-consolidation/<id>.json``), never
-    applied. Prints one line per action, proposal and rejection with its reason; ``--json``
-    prints ``{"actions", "proposals", "rejections", "stats", "dry_run"}``. Exit status 3 when
-    the Home cannot be read or written.
+    Applies nothing: every change — superseding exact duplicates by their strongest copy,
+    opening a dispute between contradicting records, near-duplicate merges, state
+    supersedes, promotions, rule flags, decay archival — is filed as a pending proposal
+    (``proposals/pending-consolidation/<id>.json``; in a git Home also committed on a
+    ``maintenance/<UTC stamp>`` branch) for ``proposals``, ``accept`` and ``reject``. Prints one
+    line per proposal, protected record and rejection with its reason; ``--json`` prints
+    ``{"actions", "proposals", "rejections", "stats", "branch", "dry_run"}`` (``actions`` are
+    the records decay left alone). Exit status 3 when the Home cannot be read or written.
     """
     from agent_memory.home import resolve_home
     from agent_memory.memory import Memory
@@ -40,18 +42,17 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
         echo_json({**report.to_json(), "dry_run": dry_run})
         return
     stats = report.stats
-    prefix = "would apply" if dry_run else "applied"
     click.echo(
         f"{stats['records']} records read ({stats['skipped_withdrawn']} withdrawn skipped), "
         f"{stats['pairs']} candidate pairs"
     )
     for action in report.actions:
-        verb = "protected" if action.action == "protect" else prefix
-        click.echo(f"{verb:<11}  {action.pass_name:<13} {action.action:<10} {' '.join(action.record_ids)}")
+        click.echo(f"protected    {action.pass_name:<13} {action.action:<10} {' '.join(action.record_ids)}")
         click.echo(f"{'':<13}{action.reason}")
+    verb = "would propose" if dry_run else "proposed"
     for pending in report.proposals:
         click.echo(
-            f"proposed     {pending.pass_name:<13} {pending.action:<10} {pending.id}  "
+            f"{verb:<12} {pending.pass_name:<13} {pending.action:<10} {pending.id}  "
             + " ".join(pending.record_ids)
         )
         click.echo(f"{'':<13}{pending.reason}")
@@ -59,11 +60,13 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
         click.echo(f"rejected     {rejection.pass_name:<13} {' '.join(rejection.record_ids)}")
         click.echo(f"{'':<13}{rejection.detail}")
     click.echo(
-        f"{len(report.actions)} actions, {len(report.proposals)} proposals"
-        f"{'' if dry_run else ' filed'}, {len(report.rejections)} rejections"
+        f"{len(report.proposals)} proposals{'' if dry_run else ' filed'}, nothing applied; "
+        f"{len(report.actions)} protected, {len(report.rejections)} rejections"
     )
     if report.branch:
         click.echo(f"committed on {report.branch}")
+    if report.proposals and not dry_run:
+        click.echo("review: agent-memory proposals; accept ID… or reject ID")
 
 
 @click.command()

@@ -153,10 +153,13 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
     """List pending maintenance proposals: a table, then a diff of the versions each would add.
 
     Each proposal is re-validated against the current records (nothing is written); a stale
-    or illegal one is marked ``STALE`` with its reason. ``--json`` prints a list of
-    ``{"id", "pass", "action", "record_ids", "reason", "made_at", "valid", "problem",
-    "diff"}``, and ``{"proposals": [...], "stats": {...}, "branch": name | null}`` around it
-    with the regret rate. ``--branch`` commits the pending proposals and the versions they
+    or illegal one is marked ``STALE`` with its reason. One that would let tainted text
+    replace or displace a reviewed record says so on a line starting ``! tainted text would
+    …`` (``accept --all`` skips it; naming it with ``accept ID`` applies it and keeps the
+    taint). ``--json`` prints a list of ``{"id", "pass", "action", "record_ids", "reason",
+    "made_at", "valid", "problem", "trust" (those words, or null), "auto_applicable", "diff"}``,
+    and ``{"proposals": [...], "stats": {...}, "branch": name | null}`` around it with the
+    regret rate. ``--branch`` commits the pending proposals and the versions they
     would add on ``maintenance/<UTC stamp>`` through a temporary git worktree (the live Home
     never changes branch; the branch is kept for audit, never merged); a Home that is not a
     git repository gets none. Exit status 3 when a proposal file is unreadable or git fails.
@@ -166,11 +169,13 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
     from agent_memory.errors import AgentMemoryError
     from agent_memory.jobs.branches import commit_maintenance_branch
     from agent_memory.jobs.pending import revalidate
-    from agent_memory.jobs.review_flow import diff_versions, pending_proposals, review_stats
+    from agent_memory.jobs.review_flow import diff_versions, pending_proposals, review_stats, trust_warning
     from agent_memory.records.wire import format_timestamp
 
     rows = []
+    concerns: dict[str, str | None] = {}
     with _open(home) as memory:
+        book = memory.review_book
         for pending in pending_proposals(memory):
             problem, text = "", ""
             try:
@@ -178,6 +183,7 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
             except AgentMemoryError as exc:
                 problem = str(exc)
             rows.append((pending, problem, text))
+            concerns[pending.id] = trust_warning(memory, pending, book)
         stats = review_stats(memory.log)
         branch = None
         if to_branch and memory.home is not None:  # always set by Memory.open
@@ -198,6 +204,8 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
                         "made_at": format_timestamp(p.made_at),
                         "valid": not problem,
                         "problem": problem,
+                        "trust": concerns[p.id],
+                        "auto_applicable": concerns[p.id] is None,
                         "diff": text,
                     }
                     for p, problem, text in rows
@@ -215,6 +223,9 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
             + " ".join(pending.record_ids)
         )
         click.echo(f"{'':<23}{problem or pending.reason}")
+        concern = concerns[pending.id]
+        if concern:
+            click.echo(f"{'':<23}! {concern}: accept --all skips it; accept {pending.id} applies it")
     rate = "n/a" if stats["regret_rate"] is None else f"{stats['regret_rate']:.2f}"
     click.echo(
         f"{len(rows)} pending; {stats['accepted']} accepted, {stats['declined']} declined, "
@@ -253,7 +264,9 @@ def accept(
     (``mem:…``, queue ``pending`` in ``review``) is written now as ``remember`` would write it:
     it supersedes or disputes its subject's live value by the usual rules, and is refused
     while that subject is still disputed (``resolve`` it first). ``--all`` takes only
-    maintenance proposals. Needs the ``approve`` grant. Exit status 1 when any was refused,
+    maintenance proposals, and never one that would let tainted text replace or displace a
+    reviewed record (``proposals`` marks those): name it to accept it; what it writes keeps
+    its taint. Needs the ``approve`` grant. Exit status 1 when any was refused,
     2 without ids or ``--all``.
     """
     from agent_memory.jobs.review_flow import Outcome

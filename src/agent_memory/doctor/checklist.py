@@ -391,6 +391,49 @@ def _erasures(f: HomeFacts) -> tuple[str, str]:
     return PASS, f"{len(events)} erasure receipt(s) list every holder; erased records are tombstones"
 
 
+_RECORD_WRITES = frozenset({"put", "supersede", "transition", "archive", "intent"})
+_MAINTENANCE_JOBS = frozenset({"consolidate", "distill", "decay"})
+
+
+def job_writes(f: HomeFacts) -> list[str]:
+    """Return every sign in the log that a maintenance job changed records on the live Home.
+
+    Seed 003 MUST 5 and DESIGN.md §9 "What jobs may apply on their own: nothing": a job files
+    proposals, and only ``accept`` (a ``review`` job) writes them. Read from what happened, not
+    from configuration: a record write (``put``, ``supersede``, ``transition``, ``archive``, or
+    an ``intent``) whose ``details.job`` names a maintenance job, and a ``consolidate`` event
+    that counts an applied action (anything but decay's ``protect``). Each reason names the
+    log seq.
+    """
+    found: list[str] = []
+    for entry in f.entries:
+        action, details = str(entry.action), entry.details
+        job = str(details.get("job", ""))
+        if action in _RECORD_WRITES and job in _MAINTENANCE_JOBS:
+            found.append(f"log seq {entry.seq}: the {job} job wrote {action} on the live Home")
+        elif action == "consolidate" and isinstance(details.get("actions"), dict):
+            applied = sorted(k for k in details["actions"] if not str(k).endswith(":protect"))
+            if applied:
+                found.append(f"log seq {entry.seq}: consolidate applied {', '.join(applied)} without review")
+    return found
+
+
+def _jobs_only_propose(f: HomeFacts) -> tuple[str, str]:
+    from agent_memory.jobs.branches import BRANCH_PREFIX, current_branch
+
+    problems = job_writes(f) + f.archive_problems
+    branch = current_branch(f.root)
+    if branch is not None and branch.startswith(BRANCH_PREFIX):
+        problems.append(f"the live Home is checked out on {branch}; maintenance branches are for review only")
+    runs = f.actions["consolidate"] + f.actions["distill"]
+    return _verdict(
+        not problems,
+        f"{runs} maintenance run(s) in the log changed no record on the live Home (each change a "
+        "proposal that accept applied); archive/ matches its logged digests",
+        "; ".join(problems),
+    )
+
+
 def musts(f: HomeFacts) -> list[Item]:
     """Judge seed 003's five MUSTs and its golden-tests SHOULD ("What the specification asks for")."""
     from agent_memory.governance.review_book import ReviewBook
@@ -432,12 +475,7 @@ def musts(f: HomeFacts) -> list[Item]:
             f"{len(old)} superseded record(s) kept, each naming its successor in superseded_by",
             f"superseded without a linked successor: {', '.join(broken)}",
         ),
-        _verdict(
-            not f.archive_problems,
-            "archive/ matches its logged digests; that jobs only propose is verified by the test suite: "
-            "tests/jobs/test_consolidate.py",
-            "; ".join(f.archive_problems),
-        ),
+        _jobs_only_propose(f),
         _golden(f),
     ]
     refs = [f"003 MUST {n}" for n in range(1, 6)] + ["003 SHOULD 1"]

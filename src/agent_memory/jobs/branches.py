@@ -41,6 +41,7 @@ __all__ = [
     "branch_name",
     "branch_proposals",
     "commit_maintenance_branch",
+    "current_branch",
     "is_git_home",
 ]
 
@@ -78,6 +79,14 @@ def is_git_home(root: Path) -> bool:
     if shutil.which("git") is None or not (root / ".git").exists():
         return False
     return _git(root, "rev-parse", "--verify", "-q", "HEAD").returncode == 0
+
+
+def current_branch(root: Path) -> str | None:
+    """Return the branch the Home's working tree is on, or ``None`` (no git Home, detached HEAD)."""
+    if not is_git_home(root):
+        return None
+    done = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def _exists(root: Path, branch: str) -> bool:

@@ -1,17 +1,20 @@
 """Consolidation: the origin's passes over a Home's records, as deterministic, model-free operators.
 
 Passes, in order, with the origin's pass names (origin-notes §1.12, §1.14; seed 001; issue 7
-item 4; DESIGN.md §9 "What jobs may apply on their own"):
+item 4). Every pass only **proposes** (DESIGN.md §9 "What jobs may apply on their own:
+nothing"; seed 003: maintenance jobs work on a branch and only propose; issue 19 item 4):
+``accept`` applies a proposal after re-validating it. The write path (``remember``) still
+dedups exactly and opens a dispute at once; a job does not.
 
 1. ``dedup.exact`` — active records equal in type, namespace, kind, subject, NFC body and
    slots: the strongest supersedes each weaker copy, an untainted copy before any tainted
-   one. **Applied** (non-destructive, visible).
+   one. **Proposal** (one per group of copies).
 2. ``dedup.near`` — blocked pairs of ``knowledge`` records (never ``state``, never episodes)
    with trigram Jaccard ≥ 0.6: a merged record superseding both. **Proposal.**
 3. ``state`` — live duplicates of one ``namespace`` + ``subject`` left by old data: the newest
    value supersedes the others ("newer value for subject S"). **Proposal.**
 4. ``contradiction`` — blocked pairs (never rules or episodes) with a shared slot key and
-   different values, or one side negating the other: a dispute. **Applied** (opens a
+   different values, or one side negating the other: a dispute. **Proposal** (to open a
    transition pair; a record joins at most one per run, later pairs are ``deferred``).
 5. ``promotion`` — ≥ 3 active episodes with one signature and no live rule for it: a rule
    citing them. **Proposal.** A signature more than half of a namespace's tagged episodes
@@ -28,11 +31,13 @@ content term from each one's *prefix* (its rarest terms: enough that any pair wi
 Jaccard ≥ 0.5 meets), ignoring terms held by more than half the Home and blocks larger than
 ``max_block`` (counted in ``stats``); so cost grows near-linearly with the Home.
 
-Invariant: every change goes through :func:`agent_memory.write.proposals.validate_proposals`
-before it is written or kept; one that fails is a :class:`Rejection` with the gate's reason
-and writes nothing. Withdrawn records are skipped before any pass reads them. Pending
-proposals are returned (and written by the caller), never applied here; one a person declined
-or reverted over the same, unchanged record versions is a rejection instead (``refused``).
+Invariant: nothing here writes a record. Every change goes through
+:func:`agent_memory.write.proposals.validate_proposals` before it is kept; one that fails is a
+:class:`Rejection` with the gate's reason. Withdrawn records are skipped before any pass reads
+them. Pending proposals are returned (and filed by the caller), never applied here; one a
+person declined or reverted over the same, unchanged record versions is a rejection instead
+(``refused``). A record a proposal of this run concerns is ``claimed``: later passes leave it
+alone (or defer the pair), so no two proposals of one run are made from the same record.
 """
 
 from __future__ import annotations
@@ -62,7 +67,6 @@ __all__ = [
     "ConsolidationReport",
     "Refused",
     "Rejection",
-    "Writer",
     "consolidate",
 ]
 
@@ -71,8 +75,6 @@ COMMON_SIGNATURE_SHARE = 0.5
 COMMON_SIGNATURE_MIN_EPISODES = 10
 """...counted only from this many tagged episodes in the namespace (small Homes promote as the origin)."""
 
-Writer = Callable[[str, list[Proposal]], list[MemoryRecord]]
-"""Writes an applied pass's proposals (``pass_name, proposals`` → versions written)."""
 Refused = Callable[[PendingProposal, datetime], str | None]
 """Why a person refused a proposal (``proposal, earliest write time of its records`` → reason or None)."""
 
@@ -97,32 +99,6 @@ class ConsolidationConfig:
     max_block: int = 24
 
 
-class _Overlay:
-    """The store's latest versions with this run's applied versions laid over them (for dry runs)."""
-
-    def __init__(self, store: RecordStore) -> None:
-        self._store = store
-        self._staged: dict[str, MemoryRecord] = {}
-
-    def get(self, record_id: str) -> MemoryRecord:
-        if record_id in self._staged:
-            return self._staged[record_id]
-        return self._store.get(record_id)
-
-    def put(self, record: MemoryRecord) -> int:
-        self._staged[record.id] = record
-        return 0
-
-    def history(self, record_id: str) -> list[MemoryRecord]:
-        return [self.get(record_id)]
-
-    def list(self, **filters: Any) -> list[MemoryRecord]:
-        return [self.get(r.id) for r in self._store.list(**filters)]
-
-    def contains(self, record_id: str) -> bool:
-        return record_id in self._staged or self._store.contains(record_id)
-
-
 class _Run:
     def __init__(
         self,
@@ -131,12 +107,11 @@ class _Run:
         exposed: Callable[[MemoryRecord], bool] | None,
         salience: Salience | None,
         config: ConsolidationConfig,
-        write: Writer | None,
         refused: Refused | None = None,
         home_signer: str | None = None,
     ) -> None:
-        self.overlay = _Overlay(store)
-        self.now, self.salience, self.config, self.write = now, salience, config, write
+        self.store = store
+        self.now, self.salience, self.config = now, salience, config
         self.refused = refused
         self.report = ConsolidationReport()
         self.view: dict[str, MemoryRecord] = {}
@@ -153,6 +128,7 @@ class _Run:
         self.report.stats["refused_unverified"] = len(reading.refused)
         self.report.stats["blocks_skipped"] = 0
         self.claimed: set[str] = set()
+        self.copies: dict[str, tuple[Any, ...]] = {}  # record id -> its exact-duplicate key (dedup.exact)
         self._terms: dict[str, ops.Terms] = {}
 
     def terms(self, record: MemoryRecord) -> ops.Terms:
@@ -168,25 +144,6 @@ class _Run:
     def reject(self, pass_name: str, detail: str, ids: Iterable[str]) -> None:
         self.report.rejections.append(Rejection(pass_name, detail, tuple(sorted(ids))))
 
-    def apply(self, pass_name: str, action: str, proposals: list[Proposal]) -> list[MemoryRecord] | None:
-        ids = _ids_of(proposals)
-        before = tuple(self.view[i].state.value for i in ids if i in self.view)
-        try:
-            versions = validate_proposals(self.overlay, proposals, now=self.now)
-            if self.write is not None:
-                versions = self.write(pass_name, proposals)
-        except AgentMemoryError as exc:
-            self.reject(pass_name, str(exc), ids)
-            return None
-        for version in versions:
-            self.overlay.put(version)
-            self.view[version.id] = version
-        after = tuple(self.view[i].state.value for i in ids if i in self.view)
-        reason = proposals[-1].reason if len(proposals) == 1 else proposals[0].reason
-        self.report.actions.append(Action(pass_name, action, ids, before, after, reason))
-        self.claimed.update(ids)
-        return versions
-
     def propose(
         self,
         pass_name: str,
@@ -200,7 +157,7 @@ class _Run:
         ids = tuple(sorted(r.id for r in basis))
         try:
             if proposals:
-                validate_proposals(self.overlay, proposals, now=self.now)
+                validate_proposals(self.store, proposals, now=self.now)
         except AgentMemoryError as exc:
             self.reject(pass_name, str(exc), ids)
             return
@@ -253,15 +210,6 @@ class _Run:
             yield records[a], records[b]
 
 
-def _ids_of(proposals: list[Proposal]) -> tuple[str, ...]:
-    found: set[str] = set()
-    for p in proposals:
-        found.update(i for i in (p.target_id, p.other_id) if i)
-        if p.record is not None:
-            found.add(p.record.id)
-    return tuple(sorted(found))
-
-
 def consolidate(
     store: RecordStore,
     *,
@@ -269,23 +217,19 @@ def consolidate(
     exposed: Callable[[MemoryRecord], bool] | None = None,
     salience: Salience | None = None,
     config: ConsolidationConfig | None = None,
-    write: Writer | None = None,
     refused: Refused | None = None,
     home_signer: str | None = None,
 ) -> ConsolidationReport:
-    """Run every pass over ``store`` and return what was done, proposed and refused (module docstring).
+    """Run every pass over ``store`` and return what it proposes and refuses (module docstring).
 
     Args:
-        store: The records (latest versions are read; nothing is written to it here).
+        store: The records (latest versions are read; nothing is ever written to it here).
         now: The pass time (aware): ``updated_at`` of moved records, ``created_at`` of new
             ones, and the point decay ages are measured to.
         exposed: The withdrawal gate (``Gate.view().is_exposed``); records it hides are
             skipped first. ``None`` exposes everything.
         salience: Touch counts for decay; ``None`` counts no touches.
         config: Thresholds; the origin's by default.
-        write: Writes the applied passes' proposals (``dedup.exact``, ``contradiction``)
-            and returns the versions written; ``None`` for a dry run (nothing is written,
-            later passes see what would have been).
         refused: Says why a person declined or reverted a proposal before (from the log's
             ``review`` events); such a proposal becomes a rejection with that reason and
             claims no record. ``None`` files every proposal.
@@ -294,9 +238,10 @@ def consolidate(
             verify is never consolidated (counted in ``stats["refused_unverified"]``).
 
     Returns:
-        The report; pending proposals are in ``report.proposals``, not applied.
+        The report: pending proposals in ``report.proposals`` (never applied), the records
+        decay left alone in ``report.actions`` (``protect``), refusals in ``report.rejections``.
     """
-    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), write, refused, home_signer)
+    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), refused, home_signer)
     for step in (_exact, _near, _state, _contradiction, _promotion, _rule_flags, _decay):
         step(run)
     return run.report
@@ -315,16 +260,19 @@ def _exact(run: _Run) -> None:
     for record in run.live():
         slots = tuple(sorted((k, repr(v)) for k, v in record.slots.items()))
         groups[(record.type.value, *live_key(record), slots)].append(record)
+    for key, group in groups.items():
+        if len(group) > 1:
+            run.copies.update((r.id, key) for r in group)
     for group in sorted((g for g in groups.values() if len(g) > 1), key=lambda g: min(r.id for r in g)):
-        ranked = sorted(group, key=_keeper_rank, reverse=True)
-        keeper = ranked[0]
-        for loser in ranked[1:]:
-            successor = keeper.evolve(supersedes=loser.id, updated_at=run.now)
-            reason = f"exact duplicate of {keeper.id}"
-            proposal = Proposal(ProposalKind.SUPERSEDE, record=successor, target_id=loser.id, reason=reason)
-            written = run.apply("dedup.exact", "supersede", [proposal])
-            if written:
-                keeper = written[0]
+        keeper, *losers = sorted(group, key=_keeper_rank, reverse=True)
+        reason = f"exact duplicate of {keeper.id}"
+        successor, proposals = keeper, []
+        for loser in losers:
+            successor = successor.evolve(supersedes=loser.id, updated_at=run.now)
+            proposals.append(
+                Proposal(ProposalKind.SUPERSEDE, record=successor, target_id=loser.id, reason=reason)
+            )
+        run.propose("dedup.exact", "supersede", reason, group, proposals)
 
 
 def _near(run: _Run) -> None:
@@ -337,6 +285,8 @@ def _near(run: _Run) -> None:
         similarity = ops.near_dup_similarity(a, b, run.terms(a), run.terms(b))
         if similarity is None or similarity < threshold:
             continue
+        if a.id in run.copies and run.copies.get(a.id) == run.copies.get(b.id):
+            continue  # exact copies are dedup.exact's to propose (and a person's to decline)
         if a.id in run.claimed or b.id in run.claimed:
             run.reject("dedup.near", "deferred: a side already joins a merge in this run", (a.id, b.id))
             continue
@@ -392,7 +342,7 @@ def _contradiction(run: _Run) -> None:
             )
             continue
         proposal = Proposal(ProposalKind.TRANSITION, target_id=a.id, other_id=b.id, reason=reason)
-        run.apply("contradiction", "transition", [proposal])
+        run.propose("contradiction", "transition", reason, (a, b), [proposal])
 
 
 def _promotion(run: _Run) -> None:
@@ -430,7 +380,7 @@ def _rule_flags(run: _Run) -> None:
         evidence: dict[str, MemoryRecord] = {}
         for evidence_id in rule.evidence:
             try:
-                evidence[evidence_id] = run.overlay.get(evidence_id)
+                evidence[evidence_id] = run.store.get(evidence_id)
             except RecordNotFound:
                 continue
         flagged = ops.rule_flag(rule, evidence, now=run.now)

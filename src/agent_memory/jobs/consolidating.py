@@ -1,15 +1,23 @@
-"""The ``consolidate`` verb of the porcelain: run the passes, write what may apply, keep the rest pending.
+"""The ``consolidate`` verb of the porcelain: run the passes, file every change as a proposal.
 
 A mixin of :class:`agent_memory.memory.Memory`, kept here so the porcelain module stays one
 concept long (like :mod:`agent_memory.governance.porcelain`). Under the writer lock it runs
-:func:`.consolidate.consolidate` over the records the withdrawal gate exposes, writes the two
-passes a job may apply on its own (DESIGN.md §9: exact dedup, opening a dispute) through the
-proposal gate, writes every other change as a pending proposal file under
-``proposals/pending-consolidation/`` of a Home (kept in the report in memory otherwise),
-commits those proposals on a ``maintenance/<UTC stamp>`` branch when the Home is a git
-repository (:func:`~.branches.commit_maintenance_branch`, DESIGN.md §9 "Maintenance branches";
-a git failure becomes a ``branch`` rejection, the live files stay), and logs one
-``consolidate`` event with counts, ids and the branch, never content (DESIGN.md §9).
+:func:`.consolidate.consolidate` over the records the withdrawal gate exposes and applies
+nothing (DESIGN.md §9 "What jobs may apply on their own: nothing"; seed 003; issue 19 item 4):
+every change — exact dedup, opening a dispute, near-duplicate merges, state supersedes,
+promotions, rule flags, decay archival — is filed on the Memory's
+:class:`~agent_memory.jobs.pending.ProposalShelf` for ``accept`` to apply:
+
+- in a Home, as ``proposals/pending-consolidation/<id>.json``, and, when the Home is a git
+  repository, committed on a ``maintenance/<UTC stamp>`` branch
+  (:func:`~.branches.commit_maintenance_branch`, DESIGN.md §9 "Maintenance branches"; a git
+  failure becomes a ``branch`` rejection, the live files stay); a Home without git keeps the
+  files only, and review reads them there;
+- in a Memory without a Home (``Memory.in_memory()``), in the shelf in memory, where
+  ``proposals``/``accept``/``decline`` of the review flow find them.
+
+It logs one ``consolidate`` event with the proposal ids, the ids of the records they concern,
+counts and the branch, never content (DESIGN.md §9), and writes no record.
 
 A proposal a person refused is not filed again (:class:`Refusals`): a reviewer who declines
 a proposal, or reverts one they accepted, has said no to that change over those records
@@ -23,23 +31,20 @@ makes the proposal new. The log is read only from the earliest write time of a p
 records (a verdict on those versions cannot be older), through
 :func:`~agent_memory.log.base.entries_from_time`; a run that proposes nothing reads none of it.
 
-Invariant: a dry run writes nothing (no record, no file, no log event); opening a dispute is
-logged as an ``intent`` first, so an interrupted run is rolled forward on the next open.
+Invariant: a run writes no record version; a dry run also files and logs nothing.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.jobs.consolidate import ConsolidationConfig, ConsolidationReport, Writer, consolidate
-from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal
+from agent_memory.jobs.consolidate import ConsolidationConfig, ConsolidationReport, consolidate
+from agent_memory.jobs.pending import PendingProposal, ProposalShelf
 from agent_memory.log.base import LogEntry, OperationLog, entries_from_time
-from agent_memory.records.record import MemoryRecord
-from agent_memory.write.proposals import Proposal, validate_proposals
 
 if TYPE_CHECKING:
     import threading
@@ -62,15 +67,12 @@ class ConsolidationMethods:
         salience: Salience
         actor: str
         home: Home | None
+        maintenance: ProposalShelf
         _lock: threading.RLock
 
         def _clock(self, now: datetime | None) -> datetime: ...
 
         def _writing(self) -> AbstractContextManager[None]: ...
-
-        def _after_write(self, versions: Sequence[MemoryRecord]) -> None: ...
-
-        def _signed(self, record: MemoryRecord) -> MemoryRecord: ...
 
         def _address(self) -> str | None: ...
 
@@ -82,54 +84,49 @@ class ConsolidationMethods:
         branch: bool = True,
         now: datetime | None = None,
     ) -> ConsolidationReport:
-        """Consolidate this Memory's records: apply exact dedup and disputes, propose the rest.
+        """Consolidate this Memory's records: file every change as a proposal, apply none.
 
         Args:
-            dry_run: Compute the report only: nothing is written, filed or logged.
+            dry_run: Compute the report only: nothing is filed or logged.
             config: Thresholds and blocking limits (the origin's by default).
             branch: Commit the filed proposals on a maintenance branch when the Home is a
                 git repository.
             now: The pass time (aware); decay ages are measured to it.
 
         Returns:
-            The :class:`~agent_memory.jobs.consolidate.ConsolidationReport`; in a Home its
-            pending proposals are also files ``proposals/pending-consolidation/<id>.json``.
+            The :class:`~agent_memory.jobs.consolidate.ConsolidationReport`; its proposals are
+            filed on :attr:`maintenance` (a Home's ``proposals/pending-consolidation/<id>.json``,
+            else in memory) for ``accept``.
 
         Raises:
             LogError: The withdrawal controls cannot be read (the gate fails closed).
-            StoreError: A write failed (what was written before it stays, and is logged).
+            OSError: A proposal file cannot be written (those filed before it stay).
             RecordError: ``now`` is naive.
         """
         stamp = self._clock(now)
         with self._writing():
             view = self.gate.view()
-            writer = None if dry_run else self._consolidation_writer(stamp)
             report = consolidate(
                 self.store,
                 now=stamp,
                 exposed=view.is_exposed,
                 salience=self.salience,
                 config=config,
-                write=writer,
                 refused=Refusals(self.log).refusal,
                 home_signer=self._address(),
             )
             if dry_run:
                 return report
+            for pending in report.proposals:
+                self.maintenance.file(pending)
             home = self.home
-            if home is not None:
-                folder = home.root / PENDING_FOLDER
-                for pending in report.proposals:
-                    pending.write(folder)
-                if branch and report.proposals:
-                    report.branch = self._maintenance_branch(home, report, stamp)
-            applied = sorted(
-                {i for action in report.actions if action.action != "protect" for i in action.record_ids}
-            )
+            if home is not None and branch and report.proposals:
+                report.branch = self._maintenance_branch(home, report, stamp)
+            concerned = sorted({i for p in report.proposals for i in p.record_ids})
             self.log.append(
                 "consolidate",
                 actor=self.actor,
-                record_ids=tuple(applied),
+                record_ids=tuple(concerned),
                 details={
                     "actions": dict(Counter(f"{a.pass_name}:{a.action}" for a in report.actions)),
                     "proposals": [p.id for p in report.proposals],
@@ -153,51 +150,6 @@ class ConsolidationMethods:
         except ConfigError as exc:
             report.rejections.append(Rejection("branch", f"no maintenance branch: {exc}"))
             return None
-
-    def _consolidation_writer(self, stamp: datetime) -> Writer:
-        # The log never holds content, and a contradiction's reason quotes slot values:
-        # events carry the pass name only (the records carry the full reason).
-        def write(pass_name: str, proposals: list[Proposal]) -> list[MemoryRecord]:
-            ids = tuple(dict.fromkeys(i for p in proposals for i in (p.target_id, p.other_id) if i))
-            reason = f"{pass_name} (consolidation)"
-            if pass_name != "contradiction":  # noqa: S105 - a pass name, not a secret
-                written = self._put_signed(proposals, stamp)
-                self._log_write("supersede", written, reason, stamp)
-                return written
-            details = {"op": "dispute", "reason": reason, "subject": ""}
-            intent = self.log.append("intent", actor=self.actor, record_ids=ids, details=details, now=stamp)
-            written = self._put_signed(proposals, stamp)
-            self.log.append(
-                "intent-done",
-                actor=self.actor,
-                record_ids=ids,
-                details={"intent": intent.seq, "op": "dispute", "outcome": "done"},
-                now=stamp,
-            )
-            self._log_write("transition", written, reason, stamp)
-            return written
-
-        return write
-
-    def _put_signed(self, proposals: list[Proposal], stamp: datetime) -> list[MemoryRecord]:
-        # apply_proposals, with each version signed by the Home as remember signs its records.
-        versions = [
-            v if v.signature else self._signed(v)
-            for v in validate_proposals(self.store, proposals, now=stamp)
-        ]
-        for version in versions:
-            self.store.put(version)
-        return versions
-
-    def _log_write(self, action: str, written: list[MemoryRecord], reason: str, stamp: datetime) -> None:
-        self.log.append(
-            action,
-            actor=self.actor,
-            record_ids=tuple(v.id for v in written),
-            details={"reason": reason, "job": "consolidate"},
-            now=stamp,
-        )
-        self._after_write(written)
 
 
 class Refusals:

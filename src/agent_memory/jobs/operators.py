@@ -126,16 +126,20 @@ def merge_proposals(
 ) -> list[Proposal]:
     """Return the two supersedes that fold a near-duplicate pair into one new record (origin-notes §1.12).
 
-    The merged record has the stronger side's body and type, provenance
-    ``{consolidation, "merge:<weaker id>"}``, slots weaker ∪ stronger (stronger wins), the
-    stronger confidence, evidence = both ids sorted, tags = sorted union, taint = union,
-    ``created_at = now``. It supersedes the weaker side ("near-duplicate of <strong> …"), then
-    its next version supersedes the stronger side ("merged into <merged>").
+    The merged record has the keeper's body and type, provenance
+    ``{consolidation, "merge:<other id>"}``, slots other ∪ keeper (keeper wins), the
+    keeper's confidence, evidence = both ids sorted, tags = sorted union, taint = union,
+    ``created_at = now``. The keeper is the stronger side (:func:`strength`), except that an
+    untainted side always keeps over a tainted one (DESIGN.md §9 trust; issue 20 item 5): a
+    tainted near-duplicate never brings its text into a trusted record, however new or
+    confident it is (the merge still inherits its taint, so it is quarantined until approved).
+    The merged record supersedes the other side ("near-duplicate of <keeper> …"), then its next
+    version supersedes the keeper ("merged into <merged>").
 
     Raises:
         ProposalError: The result would not be a merge of exactly these two records.
     """
-    strong, weak = (a, b) if strength(a) >= strength(b) else (b, a)
+    strong, weak = (a, b) if (not a.taint, *strength(a)) >= (not b.taint, *strength(b)) else (b, a)
     taint = sorted({*(strong.taint or ()), *(weak.taint or ())})
     merged = MemoryRecord.create(
         type=strong.type,

@@ -11,6 +11,10 @@ versions it returns; a record that changed since the proposal was made makes it 
 Files: ``proposals/pending-consolidation/<id>.json`` (UTF-8, sorted keys, format tag
 :data:`FORMAT`). They hold record bodies (a merged record's), so erasure must scan them.
 
+Where filed proposals wait is a :class:`ProposalShelf`: a Home's folder, or, for a Memory
+without a Home (``Memory.in_memory()``), memory itself, so ``proposals``/``accept`` find what
+``consolidate`` filed either way (the shelf lives as long as the Memory does).
+
 The run's report (:class:`ConsolidationReport` of :class:`Action` and :class:`Rejection`)
 lives here too: it is what a run hands to the review flow.
 
@@ -44,6 +48,7 @@ __all__ = [
     "Action",
     "ConsolidationReport",
     "PendingProposal",
+    "ProposalShelf",
     "Rejection",
     "basis_of",
     "is_proposal_id",
@@ -198,6 +203,40 @@ def load_pending(folder: Path) -> list[PendingProposal]:
             raise ProposalError(f"{path}: unreadable proposal file: {exc}") from None
         found.append(PendingProposal.from_json(data, path=str(path)))
     return found
+
+
+class ProposalShelf:
+    """Where filed maintenance proposals wait for review: a folder of JSON files, or memory.
+
+    Args:
+        folder: The Home's ``proposals/pending-consolidation/``; ``None`` keeps the filed
+            proposals in this object (a Memory without a Home).
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._kept: dict[str, PendingProposal] = {}
+
+    def file(self, pending: PendingProposal) -> None:
+        """File ``pending``: write ``<folder>/<id>.json`` (atomically), or keep it in memory.
+
+        Raises:
+            OSError: The file cannot be written.
+        """
+        if self.folder is not None:
+            pending.write(self.folder)
+        else:
+            self._kept[pending.id] = pending
+
+    def filed(self) -> list[PendingProposal]:
+        """Return every filed proposal, by id (decided ones too: the log says which are decided).
+
+        Raises:
+            ProposalError: A file that is not valid JSON or not a pending proposal (naming it).
+        """
+        if self.folder is not None:
+            return load_pending(self.folder)
+        return [self._kept[i] for i in sorted(self._kept)]
 
 
 def revalidate(

@@ -28,11 +28,13 @@ are never moved or deleted (kept for audit), and a proposal is pending while no 
 names it. The words ``accepted``/``declined`` are not quarantine verdicts, so
 :class:`~agent_memory.governance.review_book.ReviewBook` ignores them.
 
-Where proposals are read: the live files under ``proposals/pending-consolidation/`` (written
-by every run, git or not, and what a person edits or reviews in place); in a git Home a
-proposal whose live file is missing is read from the ``maintenance/*`` branch its run
-committed (:func:`~agent_memory.jobs.branches.branch_proposals`). Both copies are only the
-*request*: what ``accept`` writes is decided by re-validating it against the records now.
+Where proposals are read: the Memory's :class:`~agent_memory.jobs.pending.ProposalShelf`,
+i.e. the live files under ``proposals/pending-consolidation/`` of a Home (written by every
+run, git or not, and what a person edits or reviews in place), or memory for a Memory
+without a Home; in a git Home a proposal whose live file is missing is read from the
+``maintenance/*`` branch its run committed (:func:`~agent_memory.jobs.branches.branch_proposals`).
+Both copies are only the *request*: what ``accept`` writes is decided by re-validating it
+against the records now.
 
 Invariant: every refusal (stale, illegal, withdrawn, unknown id, already decided, no grant)
 raises before the first write; an accepted or reverted proposal's writes all pass the gate first.
@@ -45,20 +47,23 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import AgentMemoryError, ConfigError, ProposalError, RecordNotFound
+from agent_memory.errors import AgentMemoryError, ProposalError, RecordNotFound
+from agent_memory.governance.review_book import ReviewBook
 from agent_memory.jobs.branches import branch_proposals
 from agent_memory.jobs.compensation import compensation, disputes_of_restored
-from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, load_pending, revalidate
+from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of, revalidate
+from agent_memory.jobs.proposal_trust import trust_concern
 from agent_memory.jobs.verdicts import ACCEPTED, DECLINED, REVERTED, review_stats
 from agent_memory.jobs.verdicts import verdicts as verdicts_in
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.base import RecordStore
+from agent_memory.write.proposals import ProposalKind
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -74,6 +79,7 @@ __all__ = [
     "pending_proposals",
     "revert",
     "review_stats",
+    "trust_warning",
 ]
 
 
@@ -100,22 +106,13 @@ class Outcome:
         }
 
 
-def _folder(memory: Memory) -> Path:
-    home = memory.home
-    if home is None:
-        raise ConfigError(
-            "maintenance proposals live in a Home's proposals/ folder; this Memory has none",
-            hint="open a Home (agent-memory --home PATH …)",
-        )
-    return Path(home.root) / PENDING_FOLDER
-
-
 def _filed(memory: Memory) -> dict[str, PendingProposal]:
-    """Return every filed proposal by id: the live files, then the branches for the ones missing."""
-    folder = _folder(memory)
-    found = {p.id: p for p in load_pending(folder)}
-    for proposal_id, pending in branch_proposals(folder.parents[1]).items():
-        found.setdefault(proposal_id, pending)
+    """Return every filed proposal by id: the shelf (files or memory), then branches for missing ones."""
+    shelf = memory.maintenance
+    found = {p.id: p for p in shelf.filed()}
+    if shelf.folder is not None:
+        for proposal_id, pending in branch_proposals(shelf.folder.parents[1]).items():
+            found.setdefault(proposal_id, pending)
     return dict(sorted(found.items()))
 
 
@@ -123,7 +120,7 @@ def pending_proposals(memory: Memory) -> list[PendingProposal]:
     """Return the filed proposals no verdict names yet, by id (live files, else maintenance branches).
 
     Raises:
-        ConfigError: ``memory`` has no Home, or git fails reading a maintenance branch.
+        ConfigError: git fails reading a maintenance branch.
         ProposalError: A proposal file is unreadable or malformed (naming it).
     """
     decided = verdicts_in(memory.log)
@@ -162,6 +159,21 @@ def diff_versions(store: RecordStore, versions: Sequence[MemoryRecord]) -> str:
     return "\n".join(chunks)
 
 
+def trust_warning(memory: Memory, pending: PendingProposal, book: ReviewBook | None = None) -> str | None:
+    """Return why accepting ``pending`` would let tainted text displace a reviewed record, or ``None``.
+
+    The words are :func:`~agent_memory.jobs.proposal_trust.trust_concern`'s.
+
+    Review states come from ``book`` (``memory.review_book`` when omitted), so an approved
+    tainted record counts as reviewed.
+
+    Raises:
+        LogError: The log cannot be read.
+    """
+    reviews = book if book is not None else memory.review_book
+    return trust_concern(memory.store, pending, reviews.state_of)
+
+
 def _select(
     memory: Memory, ids: Iterable[str], *, everything: bool
 ) -> list[tuple[str, PendingProposal | None]]:
@@ -174,7 +186,8 @@ def _select(
 def _unknown(memory: Memory, proposal_id: str) -> str:
     if proposal_id in verdicts_in(memory.log):
         return f"proposal {proposal_id} was already decided"
-    return f"no pending proposal {proposal_id} under {PENDING_FOLDER}"
+    where = f"under {PENDING_FOLDER}" if memory.maintenance.folder is not None else "filed in this Memory"
+    return f"no pending proposal {proposal_id} {where}"
 
 
 def accept(
@@ -184,19 +197,23 @@ def accept(
 
     Each proposal is checked against the records as the earlier ones left them; one that is
     stale, illegal, unknown or already decided goes to ``refused`` with its reason and
-    writes nothing. An applied one logs its writes (``supersede``/``archive``/``put`` by the
-    versions' kind, ``job: review``) then a ``review`` event ``{"verdict": "accepted",
-    "proposal_id", "pass", "created": [ids new to the store], "written": {id: sha256}}``.
+    writes nothing. One that would let tainted text replace or displace a reviewed record
+    (:func:`trust_warning`, issue 20 item 5) is never applied by ``everything``: it must be
+    named, by an actor with the ``approve`` grant, from an untainted session; what it writes
+    keeps its taint (a merged record stays quarantined until approved). An applied one logs
+    its writes (``supersede``/``archive``/``transition``/``put`` by the versions' kind,
+    ``job: review``) then a ``review`` event ``{"verdict": "accepted", "proposal_id", "pass",
+    "created": [ids new to the store], "written": {id: sha256}}``.
 
     Args:
-        memory: An open Memory over a Home.
+        memory: An open Memory (a Home, or in memory: its proposals are on its shelf).
         ids: Proposal ids (``cons-…``).
         everything: Accept every pending proposal instead of ``ids``.
         now: The clock (aware).
 
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant; nothing written.
-        ConfigError: ``memory`` has no Home.
+        ConfigError: git fails reading a maintenance branch.
         ProposalError: A proposal file is unreadable.
     """
     stamp = memory.writer.clock(now)
@@ -204,6 +221,7 @@ def accept(
     outcome = Outcome()
     with memory.writer.writing():
         view = memory.gate.view()  # accept writes no control: one reading of them serves the call
+        book = memory.review_book
         for proposal_id, pending in _select(memory, ids, everything=everything):
             if pending is None:
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
@@ -217,8 +235,18 @@ def accept(
             if hidden is not None:
                 outcome.refused.append((proposal_id, f"withdrawn: {hidden.reason}"))
                 continue
+            concern = trust_warning(memory, pending, book)
+            if concern is not None and everything:
+                why = "--all never applies it: accept it by its id (needs the approve grant)"
+                outcome.refused.append((proposal_id, f"{concern}; {why}"))
+                continue
+            if concern is not None and memory.taint:
+                why = f"a tainted session ({', '.join(memory.taint)}) may not accept it"
+                outcome.refused.append((proposal_id, f"{concern}; {why}"))
+                continue
             created = [v.id for v in versions if not memory.store.contains(v.id)]
-            _put_and_log(memory, versions, stamp, job=pending.pass_name, proposal_id=proposal_id)
+            with _dispute_intent(memory, pending, stamp):
+                _put_and_log(memory, versions, stamp, job=pending.pass_name, proposal_id=proposal_id)
             written = {v.id: basis_of(v) for v in versions}
             _verdict(memory, ACCEPTED, pending, stamp, created=sorted(set(created)), written=written)
             outcome.done.append(proposal_id)
@@ -241,7 +269,7 @@ def decline(
 
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant; nothing written.
-        ConfigError: ``memory`` has no Home.
+        ConfigError: git fails reading a maintenance branch.
         ProposalError: A proposal file is unreadable.
     """
     stamp = memory.writer.clock(now)
@@ -323,12 +351,46 @@ def _signed(memory: Memory, versions: list[MemoryRecord]) -> list[MemoryRecord]:
     return [v if v.signature else memory.writer.sign(v) for v in versions]
 
 
+@contextmanager
+def _dispute_intent(memory: Memory, pending: PendingProposal, stamp: datetime) -> Iterator[None]:
+    """Log an ``intent`` before the two puts that open a dispute, ``intent-done`` after them.
+
+    An accept killed between the puts is rolled forward on the next open
+    (:func:`agent_memory.write.plan.roll_forward` gives the second side the first one's
+    transition block), as ``remember``'s disputes are. Other proposals need no intent.
+    """
+    (first, *rest) = pending.proposals or (None,)
+    if rest or first is None or first.kind is not ProposalKind.TRANSITION or not first.other_id:
+        yield
+        return
+    ids = (str(first.target_id), first.other_id)
+    details = {"op": "dispute", "reason": f"{pending.pass_name} (maintenance review)", "subject": "",
+               "job": "review", "proposal_id": pending.id}  # fmt: skip
+    intent = memory.log.append("intent", actor=memory.actor, record_ids=ids, details=details, now=stamp)
+    yield
+    memory.log.append(
+        "intent-done",
+        actor=memory.actor,
+        record_ids=ids,
+        details={"intent": intent.seq, "op": "dispute", "outcome": "done"},
+        now=stamp,
+    )
+
+
 def _put_and_log(
     memory: Memory, versions: list[MemoryRecord], stamp: datetime, *, job: str, proposal_id: str
 ) -> None:
     numbers = [memory.store.put(v) for v in versions]
     states = {v.state for v in versions}
-    action = "supersede" if State.SUPERSEDED in states else "archive" if State.ARCHIVED in states else "put"
+    action = (
+        "supersede"
+        if State.SUPERSEDED in states
+        else "archive"
+        if State.ARCHIVED in states
+        else "transition"
+        if State.TRANSITIONAL in states
+        else "put"
+    )
     memory.log.append(
         action,
         actor=memory.actor,

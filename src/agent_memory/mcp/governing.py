@@ -178,19 +178,19 @@ class GovernanceTools:
         ] = False,
         ctx: Context[Any, Any] | None = None,
     ) -> ConsolidateOut:
-        """Run the consolidation pass over memory and report what it did and proposes.
+        """Run the consolidation pass over memory and report what it proposes.
 
-        It supersedes exact duplicates and opens disputes between contradicting records at
-        once; near-duplicate merges, state fixes, promotions, rule flags and decay archival
-        stay pending proposals for a person (never applied here). Withdrawn records are
-        skipped. A tainted session may only use dry_run.
+        It changes no record: exact-duplicate supersedes, disputes between contradicting
+        records, near-duplicate merges, state fixes, promotions, rule flags and decay
+        archival are all filed as pending proposals for a person to accept. Withdrawn
+        records are skipped. A tainted session may only use dry_run.
         """
         with as_tool_error():
             if not dry_run:
                 refuse_when_tainted(
                     "consolidate",
                     self.taints.of(ctx),
-                    why="a pass it starts would change trusted records",
+                    why="the proposals it files would change trusted records once accepted",
                     hint="call it with dry_run=true to see the report",
                 )
             report = self.memory.consolidate(dry_run=dry_run)

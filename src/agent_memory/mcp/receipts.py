@@ -72,7 +72,10 @@ class RejectionOut(Out):
 
 
 class ConsolidateOut(Out):
-    """What one consolidation pass applied, proposed and refused (origin keys first)."""
+    """What one consolidation pass proposed and refused (origin keys first); it applies nothing.
+
+    ``actions`` holds only the records decay left alone (``protect``): every change is a proposal.
+    """
 
     actions: list[ActionOut]
     rejections: int = Field(description="How many changes were refused or deferred (the origin's count).")
