@@ -116,23 +116,52 @@ def test_proposals_branch_commits_them_on_a_maintenance_branch_of_a_git_home(cli
 
 TRUSTED = "The nightly backup job copies the ledger database to the offsite bucket"
 ATTACK = "The nightly backup job copies the ledger database to the offsite bucket daily"
+WEB = ("--taint", "external", "--source", "web")
 
 
-def test_a_tainted_near_duplicate_never_displaces_the_trusted_record_through_accept_all(cli: Cli) -> None:
-    # issue 20 item 5, as reported: accept --all let the attacker's merged text replace the trusted one.
-    home = cli.home("trust")
-    trusted = cli.ok("remember", TRUSTED, "--source", "ops:1", "--home", str(home)).strip()
-    web = ("--taint", "external", "--source", "web")
-    tainted = cli.ok("remember", ATTACK, *web, "--home", str(home)).strip()
+def test_a_tainted_record_never_displaces_the_trusted_one_through_accept_all(cli: Cli) -> None:
+    # issue 20 item 5: a dispute consolidate proposes between a trusted and a tainted record.
+    home = cli.home("dispute")
+    trusted = cli.ok("remember", "The staging database is Postgres 16", "--home", str(home)).strip()
+    cli.ok("remember", "The staging database is Postgres 15", *WEB, "--home", str(home))
     cli.ok("consolidate", "--home", str(home))
     (row,) = listed(cli, home)["proposals"]  # type: ignore[misc]
-    assert (row["pass"], row["auto_applicable"]) == ("dedup.near", False)
+    assert (row["pass"], row["auto_applicable"]) == ("contradiction", False)
+    assert row["trust"].startswith("tainted text would displace a reviewed record: ")
+    assert f"would put {trusted} in dispute (it leaves MEMORY.md)" in row["trust"]
+    assert "! tainted text would displace a reviewed record" in cli.ok("review", "--home", str(home))
+    result = cli("accept", "--all", "--home", str(home))
+    assert result.returncode == 1 and f"refused   {row['id']}: tainted text would displace" in result.stdout
+    cli.ok("render", "--home", str(home))
+    assert "Postgres 16" in (home / "MEMORY.md").read_text("utf-8")
+
+
+def test_a_merge_into_a_trusted_record_is_named_shown_and_applied_only_by_id(cli: Cli) -> None:
+    # issue 20 item 5, as reported: accept --all let a merged tainted record supersede the trusted one.
+    from agent_memory.jobs.operators import merge_proposals
+    from agent_memory.jobs.pending import PENDING_FOLDER, PendingProposal, basis_of
+
+    home = cli.home("merge")
+    trusted = cli.ok("remember", TRUSTED, "--source", "ops:1", "--home", str(home)).strip()
+    tainted = cli.ok("remember", ATTACK, *WEB, "--home", str(home)).strip()
+    store = Home.open(home).store()
+    a, b = store.get(tainted), store.get(trusted)
+    merge = merge_proposals(a, b, 0.9, now=T0.replace(year=2027), threshold=0.6)
+    PendingProposal(  # filed by an older run, or another operator: the review flow must hold it
+        pass_name="dedup.near",  # noqa: S106 - a pass name, not a secret
+        action="merge",
+        reason=merge[0].reason,
+        record_ids=tuple(sorted((a.id, b.id))),
+        basis={r.id: basis_of(r) for r in (a, b)},
+        made_at=T0.replace(year=2027),
+        proposals=tuple(merge),
+    ).write(home / PENDING_FOLDER)
+    (row,) = listed(cli, home)["proposals"]  # type: ignore[misc]
     assert row["trust"].startswith("tainted text would replace a reviewed record: ")
-    assert f"would supersede {trusted}" in row["trust"]
+    assert f"(taint: external) would supersede {trusted}" in row["trust"]
     table = cli.ok("proposals", "--home", str(home), "--no-diff")
     assert "! tainted text would replace a reviewed record" in table and "accept --all skips it" in table
-    review = cli.ok("review", "--home", str(home))
-    assert "! tainted text would replace a reviewed record" in review
+    assert "! tainted text would replace a reviewed record" in cli.ok("review", "--home", str(home))
     result = cli("accept", "--all", "--home", str(home))
     assert result.returncode == 1 and f"refused   {row['id']}: tainted text would replace" in result.stdout
     cli.ok("render", "--home", str(home))

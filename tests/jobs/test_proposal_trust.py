@@ -7,7 +7,8 @@ from jobkit import T0, at
 
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.home import Home
-from agent_memory.jobs.pending import PendingProposal, revalidate
+from agent_memory.jobs.operators import merge_proposals
+from agent_memory.jobs.pending import PendingProposal, basis_of, revalidate
 from agent_memory.jobs.proposal_trust import DISPLACES, REPLACES
 from agent_memory.jobs.review_flow import accept, pending_proposals, trust_warning
 from agent_memory.jobs.views import render
@@ -19,16 +20,36 @@ ATTACK = "The nightly backup job copies the ledger database to the offsite bucke
 SOON = at(days=1)
 
 
+def file_merge(memory: Memory, a_id: str, b_id: str) -> PendingProposal:
+    """File a near-duplicate merge of two records, as an older run or another operator could have.
+
+    Consolidation itself no longer pairs a tainted record with an untainted one (issue 21
+    item 4); the review flow must still refuse to apply such a proposal on its own.
+    """
+    a, b = memory.get(a_id), memory.get(b_id)
+    proposals = merge_proposals(a, b, 0.9, now=SOON, threshold=0.6)
+    pending = PendingProposal(
+        pass_name="dedup.near",  # noqa: S106 - a pass name, not a secret
+        action="merge",
+        reason=proposals[0].reason,
+        record_ids=tuple(sorted((a.id, b.id))),
+        basis={r.id: basis_of(r) for r in (a, b)},
+        made_at=SOON,
+        proposals=tuple(proposals),
+    )
+    memory.maintenance.file(pending)
+    return pending
+
+
 def seeded(home: Home) -> tuple[str, str, PendingProposal]:
-    """A trusted record, then a newer tainted near-duplicate; consolidate files their merge."""
+    """A trusted record, a newer tainted near-duplicate, and a filed proposal to merge them."""
     with Memory.open(home.root) as memory:
         trusted = memory.remember(TRUSTED, source="ops:1", now=T0).record_id
     with Memory.open(home.root, taint=["external"], source_kind="web") as session:
         tainted = session.remember(ATTACK, source="web:1", now=at(1)).record_id
     with Memory.open(home.root) as memory:
-        report = memory.consolidate(now=SOON)
-    (merge,) = [p for p in report.proposals if p.action == "merge"]
-    return trusted, tainted, merge
+        assert not memory.consolidate(now=SOON).proposals, "consolidate never pairs them itself"
+        return trusted, tainted, file_merge(memory, tainted, trusted)
 
 
 def test_a_merge_with_a_tainted_near_duplicate_keeps_the_trusted_text(home: Home) -> None:
