@@ -61,7 +61,8 @@ def proposed(report: ConsolidationReport, pass_name: str) -> list[PendingProposa
 
 def rewritten(memory: Memory, record_id: str) -> MemoryRecord:
     """Write a next version of ``record_id`` (a lower confidence): the record changed since."""
-    changed = memory.get(record_id).evolve(confidence=0.7, updated_at=LATEST)
+    # Signed by the Home, as its own writes are: an unsigned version of its record never verifies.
+    changed = memory.writer.sign(memory.get(record_id).evolve(confidence=0.7, updated_at=LATEST))
     memory.store.put(changed)
     return changed
 
