@@ -54,7 +54,8 @@ def test_export_and_import_round_trip_between_two_homes_byte_for_byte(
         assert theirs.get(record_id).canonical_bytes() == ours.get(record_id).canonical_bytes()
         assert len(theirs.history(record_id)) == 1  # the latest version travels, not the history
     (export_event,) = [e for e in log_entries(cli, source) if e["action"] == "export"]
-    assert export_event["details"] == {"path": str(path), "records": 3}
+    # Outside the Home: the absolute path and the root of the Home that made it (issue 20 item 3).
+    assert export_event["details"] == {"path": str(path), "home": str(source), "records": 3}
     (import_event,) = [e for e in log_entries(cli, target) if e["action"] == "import"]
     assert import_event["record_ids"] == [r.id for r in MemoryFile.loads(path.read_bytes()).records]
     details = import_event["details"]

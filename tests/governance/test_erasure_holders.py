@@ -22,6 +22,7 @@ from erasure_scan import places, scan
 
 from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.erasure.sanitize import is_redacted
+from agent_memory.governance.erasure.sweep import export_location
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox, archived_items, check_archive, find_anchor
 from agent_memory.jobs.branches import commit_maintenance_branch
@@ -89,7 +90,8 @@ def plant(tmp_path: Path) -> Planted:
         (root / "exports").mkdir()
         (root / "exports" / "all.json").write_bytes(exported.dumps())
         outside.write_bytes(exported.dumps())
-        memory.log.append("export", actor="owner", details={"path": str(outside), "records": 3})
+        where = export_location(root, outside)  # as `agent-memory export` logs it: with this Home's root
+        memory.log.append("export", actor="owner", details={**where, "records": 3})
         from agent_memory.jobs.views import render
 
         render(home)
@@ -222,14 +224,14 @@ def test_residue_the_erasure_must_not_touch_is_reported_where_the_scan_finds_it(
         conventions.write_text(conventions.read_text("utf-8") + f"\n- {UNIQUE}\n", "utf-8")
         (root / "notes.txt").write_text(f"copied by hand: {UNIQUE}\n", "utf-8")
         capture(Home.open(root), "Move the cache to db-9 soon.", source="chat", at=T0)
-        memory.log.append("export", actor="owner", details={"path": "relative/out.json", "records": 1})
+        memory.log.append("export", actor="owner", details={"path": "../relative/out.json", "records": 1})
         first = memory.erase([gone], reason="user request", authority="ada", now=at(1))
         second = memory.erase([short], reason="user request", authority="ada", now=at(1, hours=1))
     assert places(root, UNIQUE) == not_completed(first) == {"conventions.md", "notes.txt"}
     holders = {h.holder_ref: h for h in first.holders}
     assert holders["conventions.md"].limitation_ref == "human-owned-file"
     assert holders["notes.txt"].limitation_ref == "unmanaged-file"
-    exported = holders["export:relative/out.json"]
+    exported = holders["export:../relative/out.json"]
     assert (exported.result, exported.limitation_ref) == ("unevaluated", "export-path-unknown")
     # A short text is never cut out of other text: the inbox line stays whole and is reported.
     assert places(root, "db-9") == not_completed(second) == {"inbox.md"}

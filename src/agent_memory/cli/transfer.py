@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import click
@@ -36,6 +35,7 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     every withdrawal control, so that an agent-memory import keeps them withdrawn.
     """
     from agent_memory.errors import StoreError
+    from agent_memory.governance.erasure.sweep import export_location
     from agent_memory.transfer.exchange import Refusal, export_memory_file, write_bytes_atomic
 
     opened = open_home(home)
@@ -57,8 +57,12 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
         details["include_withdrawn"] = True
     if refused:
         details["refused"] = [refusal.record_id for refusal in refused]
-    # The log keeps the absolute path, so that a later erasure finds and cleans this export.
-    log.append("export", actor=opened.settings.owner, details={**details, "path": os.path.abspath(path)})
+    # The log names the export so that a later erasure finds and cleans it, in words that mean
+    # this Home only (issue 20 item 3): relative to the Home when inside it (a copy of the Home
+    # then names its own copy), else absolute together with the Home's root it was made from.
+    log.append(
+        "export", actor=opened.settings.owner, details={**details, **export_location(opened.root, path)}
+    )
     if as_json:
         echo_json({**details, "agent": memory_file.agent})
     else:

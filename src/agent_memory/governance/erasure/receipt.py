@@ -59,8 +59,10 @@ LIMITATIONS: Mapping[str, str] = {
     "views-not-rendered": "the views could not be re-rendered (edited by hand or no renderer)",
     "short-text-kept": "the erased text is too short to cut out of other text safely; revise by hand",
     "postgres-residue": "PostgreSQL may keep old row versions in its WAL, backups, replicas or freed blocks",
-    "export-path-unknown": "an export was logged with a relative path; its file cannot be located",
+    "export-path-unknown": "an export was logged with a relative path outside the Home: it cannot be located",
     "export-missing": "a logged export file is gone; copies made of it are not known",
+    "export-of-another-home": "a logged export was made by another Home (this Home is a copy of it, "
+    "or was moved): it is left to that Home, and may still hold the text",
     "export-not-memory-file": "a logged export is not a MemoryFile, so it cannot be rewritten",
     "content-remains": "the final scan still finds erased text in this holder",
 }

@@ -6,8 +6,11 @@ sidecar are purged. In order it
 
 1. sanitizes the archive (:func:`~.sanitizing.sanitize_archive`: new segment identities with
    lineage), the inbox and ``proposals/`` (:mod:`.sanitizing`);
-2. rewrites the MemoryFiles kept in the Home and every export the log knows by an absolute
-   path (``export`` events), each erased record replaced by its tombstone;
+2. rewrites the MemoryFiles kept in the Home and every export the log shows is this Home's
+   (``export`` events, :func:`export_location`: a path relative to the Home, or an absolute
+   one logged with this Home's root), each erased record replaced by its tombstone; an
+   export logged by another Home (this one is a copy: ``cp -a A B``) or whose file is gone
+   is never touched and reads ``unevaluated``;
 3. re-renders the views not edited by hand; views edited by hand (which render leaves alone)
    get the marker in place of the erased text, and lose every line showing a withdrawn record
    (:func:`~agent_memory.jobs.view_scrub.refresh_views`, the path withdrawal takes too);
@@ -53,7 +56,7 @@ from agent_memory.home import Home
 from agent_memory.log.base import OperationLog
 from agent_memory.records.record import MemoryRecord
 
-__all__ = ["AREAS", "Sweep", "sweep_home"]
+__all__ = ["AREAS", "Sweep", "export_location", "sweep_home"]
 
 AREAS: tuple[str, ...] = (
     "notes/",
@@ -205,6 +208,20 @@ def _views(home: Home, needles: Sequence[bytes], erasure_id: str, sweep: Sweep) 
     return not done.kept and not done.scrubbed
 
 
+def export_location(root: Path, path: str | os.PathLike[str]) -> dict[str, str]:
+    """Return how an ``export`` event names the file at ``path``: in words that mean one Home.
+
+    Inside the Home: ``{"path": <relative POSIX path>}``, so a copy of the Home reads its own
+    copy of the file. Outside: ``{"path": <absolute path>, "home": <absolute root>}``, so an
+    erasure rewrites it only from the Home that made it (issue 20 item 3).
+    """
+    absolute = Path(os.path.abspath(path))
+    home = Path(os.path.abspath(root))
+    if absolute.is_relative_to(home):
+        return {"path": absolute.relative_to(home).as_posix()}
+    return {"path": str(absolute), "home": str(home)}
+
+
 def _logged_exports(
     root: Path,
     log: OperationLog,
@@ -213,21 +230,34 @@ def _logged_exports(
     keys: Any,
     sweep: Sweep,
 ) -> list[HolderResult]:
-    """Rewrite every MemoryFile an ``export`` event names outside the Home; one holder each."""
-    paths = dict.fromkeys(
-        str(entry.details["path"])
-        for entry in log.entries()
-        if entry.action == "export" and isinstance(entry.details.get("path"), str)
-    )
+    """Rewrite every MemoryFile an ``export`` event shows is this Home's; one holder per logged export.
+
+    A relative path is read against this Home (a file of the Home: scanned with its area). An
+    absolute path is this Home's only when the event names this Home's root; one logged by
+    another Home (this Home is a copy of it, or was moved) or with no root (logged before
+    roots were) is not rewritten: ``unevaluated``, since whether it still holds the text is
+    not this Home's to change (issue 20 item 3, issue 19 item 5).
+    """
+    here = Path(os.path.abspath(root))
+    places: dict[str, str | None] = {}
+    for entry in log.entries():
+        if entry.action == "export" and isinstance(entry.details.get("path"), str):
+            made_in = entry.details.get("home")
+            places.setdefault(str(entry.details["path"]), made_in if isinstance(made_in, str) else None)
     holders = []
-    for text in paths:
+    for text, made_in in places.items():
         ref = f"export:{text}"
         path = Path(text)
         if not path.is_absolute():
+            if (here / path).resolve().is_relative_to(here.resolve()):
+                continue  # a file of this Home: scanned (and rewritten) with its area
             holders.append(HolderResult(ref, "unevaluated", "export-path-unknown"))
             continue
-        if path.resolve().is_relative_to(root.resolve()):
-            continue  # a file of the Home: scanned with its area
+        if made_in is None or Path(made_in).resolve() != here.resolve():
+            if path.resolve().is_relative_to(here.resolve()):
+                continue  # a file of this Home after all: scanned with its area
+            holders.append(HolderResult(ref, "unevaluated", "export-of-another-home"))
+            continue
         if not path.is_file():
             holders.append(HolderResult(ref, "unevaluated", "export-missing"))
             continue
