@@ -35,6 +35,7 @@ from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryMethods
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import RecallMethods
+from agent_memory.records.fields import screen_plain
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
 from agent_memory.records.signing import address_of
@@ -264,6 +265,7 @@ class Memory(
                 reverse), a naive datetime, or any invalid field — nothing is written.
         """
         stamp = self._clock(now)
+        screen_plain(subject=subject, tags=tags, source=source)
         screened = screen(text, field="text", policy=self, tags=tags, clean=clean)
         body, tags = screened.text, screened.tags
         if not isinstance(source, str) or not source.strip():

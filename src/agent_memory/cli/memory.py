@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from agent_memory.cli.common import default_source, echo_json, home_option, json_option
+from agent_memory.records.fields import screen_plain
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -20,15 +21,6 @@ def _open(home: str | None, taint: tuple[str, ...] = ()) -> Memory:
     from agent_memory.memory import Memory
 
     return Memory.open(resolve_home(home), taint=taint, source_kind="cli")
-
-
-def _plain(**texts: str | tuple[str, ...] | None) -> None:
-    """Refuse a control character in any of ``texts`` (field name -> value), naming the field."""
-    from agent_memory.records.record import check_plain_text
-
-    for field, value in texts.items():
-        for text in (value,) if isinstance(value, str) else value or ():
-            check_plain_text(text, field)
 
 
 def _time(value: str | None, option: str) -> datetime | None:
@@ -89,7 +81,7 @@ def remember(
     characters (other than tabs and line breaks) in TEXT, --subject, --tag or --source are
     refused, naming the field; nothing is written.
     """
-    _plain(text=text, subject=subject, tags=tags, source=source)
+    screen_plain(text=text, subject=subject, tags=tags, source=source)
     with _open(home) as memory:
         result = memory.remember(
             text,
@@ -211,7 +203,7 @@ def supersede(
     Control characters (other than tabs and line breaks) in TEXT or --source are refused, and
     so is a TEXT identical to OLD_ID's current text (exit 3; nothing is written either way).
     """
-    _plain(text=text, source=source)
+    screen_plain(text=text, source=source)
     with _open(home) as memory:  # Memory.supersede refuses a TEXT identical to the current one
         result = memory.supersede(
             old_id, text, source=source or default_source(), reason=reason, expected_version=expected_version

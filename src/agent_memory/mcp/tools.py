@@ -56,7 +56,7 @@ from agent_memory.mcp.results import (
     StatusOut,
 )
 from agent_memory.memory import Memory
-from agent_memory.records.record import check_plain_text
+from agent_memory.records.fields import screen_plain
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
@@ -122,13 +122,6 @@ UNCOMMITTED = frozenset({"recall", "nas_recall"})
 
 def _time(value: str | None, field: str) -> datetime | None:
     return None if value is None else parse_timestamp(value, field)
-
-
-def _plain(**texts: str | list[str] | None) -> None:
-    # New text must not hide control characters in a note (records.check_plain_text).
-    for field, value in texts.items():
-        for text in [value] if isinstance(value, str) else value or []:
-            check_plain_text(text, field)
 
 
 class Tools(GovernanceTools):
@@ -197,7 +190,7 @@ class Tools(GovernanceTools):
         tainted, both values stay side by side as a dispute for a person to resolve.
         """
         with as_tool_error():
-            _plain(text=text, subject=subject, tags=tags, source=source)
+            screen_plain(text=text, subject=subject, tags=tags, source=source)
             taint = self.taints.of(ctx)
             used = self._source(source, ctx)
             result = self.memory.remember(
@@ -293,7 +286,7 @@ class Tools(GovernanceTools):
         """
         with as_tool_error():
             refuse_when_tainted("supersede", self.taints.of(ctx), record_id=old_id)
-            _plain(text=text, source=source)
+            screen_plain(text=text, source=source)
             used = self._source(source, ctx)  # Memory.supersede refuses a text identical to the current one
             result = self.memory.supersede(
                 old_id, text, source=used, reason=reason, expected_version=expected_version

@@ -10,7 +10,7 @@ epistemic status); seed 003's type words map onto the four wire types on creatio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "parse_record_type",
     "require_optional_str",
     "require_str",
+    "screen_plain",
     "string_tuple",
 ]
 
@@ -157,6 +158,24 @@ def check_plain_text(value: str, field: str) -> str:
             field=field,
         )
     return value
+
+
+def screen_plain(**texts: str | Sequence[str] | None) -> None:
+    """Refuse a control character in any new text, naming its field: the one screen of new input.
+
+    ``remember`` and ``supersede`` run it on the source, subject and tags they are given, and
+    the CLI and the MCP tools run it on every text argument before they call them, so a
+    Python caller, a command line and an agent meet the same check (:func:`check_plain_text`).
+
+    Args:
+        texts: Field name -> a text, several texts (tags), or ``None`` (nothing to check).
+
+    Raises:
+        RecordError: A text holds a control character; the first one found, field named.
+    """
+    for field, value in texts.items():
+        for text in (value,) if isinstance(value, str) else value or ():
+            check_plain_text(text, field)
 
 
 def parse_record_type(word: str) -> tuple[RecordType, tuple[str, ...]]:

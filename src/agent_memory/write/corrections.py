@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import ProposalError, RecordError
+from agent_memory.records.fields import screen_plain
 from agent_memory.records.lifecycle import archive as archive_record
 from agent_memory.records.lifecycle import resolve_transition
 from agent_memory.records.record import MemoryRecord, Provenance
@@ -138,6 +139,7 @@ class CorrectionMethods:
             RecordError: As for :meth:`remember`.
         """
         stamp = self._clock(now)
+        screen_plain(source=source, tags=fields.get("tags"))
         given_tags = fields.pop("tags", None)
         screened = screen(text, field="text", policy=self)  # its tags: what the screen adds
         with self._writing():
