@@ -233,6 +233,7 @@ class Memory(
         taint: Iterable[str] = (),
         epistemic_status: EpistemicStatus | str | None = None,
         clean: bool = False,
+        evidence: Sequence[str] = (),
         now: datetime | None = None,
     ) -> RememberResult:
         """Remember ``text`` as a new record, or recognise it as one already held.
@@ -256,13 +257,16 @@ class Memory(
             clean: An importer of someone's existing data: control characters are replaced
                 (and said in the result's ``cleaned``) instead of refused
                 (:func:`~agent_memory.write.screen.screen`).
+            evidence: Ids (``mem:…``) of records this Home holds that support it; a ``rule``
+                needs at least one (seed 001).
             now: The clock (aware).
 
         Raises:
             ScreenError: The text fails the screen (a control character, a secret, a git
                 conflict marker, a foreign frontmatter block, over 1 MiB); nothing is written.
             RecordError: Empty text, no source, a subject without ``kind=state`` (or the
-                reverse), a naive datetime, or any invalid field — nothing is written.
+                reverse), a naive datetime, a rule without evidence, an evidence id this
+                Home does not hold, or any invalid field — nothing is written.
         """
         stamp = self._clock(now)
         screen_plain(subject=subject, tags=tags, source=source)
@@ -276,6 +280,7 @@ class Memory(
             )
         labels = tuple(sorted({*self.taint, *taint}))
         kind_value = Kind(kind) if kind is not None else Kind.KNOWLEDGE
+        supporting = self._evidence(evidence, type)
         record = MemoryRecord.create(
             type=type,
             body=body,
@@ -291,12 +296,39 @@ class Memory(
             scope=scope,
             taint=labels or None,
             epistemic_status=epistemic_status,
+            evidence=supporting,
         )
         with self._writing():
             duplicate, live_subject = self.write_keys.lookup(record, self._head())
             plan = plan_write(record, duplicate, live_subject)
             result = self._apply_plan(plan, stamp)
             return dataclasses.replace(result, cleaned=screened.cleaned) if screened.cleaned else result
+
+    def _evidence(self, evidence: Sequence[str], type: str) -> tuple[str, ...]:
+        """Return the evidence ids, each checked to be a record of this Home (issue 24 item 5).
+
+        Raises:
+            RecordError: A rule without evidence, or an id that is malformed or not held here.
+        """
+        ids = tuple(dict.fromkeys(e.strip() if isinstance(e, str) else e for e in evidence))
+        if type == "rule" and not ids:
+            raise RecordError(
+                "a rule needs at least one evidence record id",
+                field="evidence",
+                hint="name the records it rests on: --evidence mem:… (CLI), evidence=[…] (MCP, Python)",
+            )
+        for i, record_id in enumerate(ids):
+            if not isinstance(record_id, str):
+                raise RecordError("must be a record id (mem:…)", field=f"evidence[{i}]")
+            try:
+                self.store.get(record_id)
+            except KeyError:
+                raise RecordError(
+                    f"evidence {record_id} is not in this Home",
+                    field=f"evidence[{i}]",
+                    hint="agent-memory list shows the record ids this Home holds",
+                ) from None
+        return ids
 
     def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
         record, other = plan.record, plan.other

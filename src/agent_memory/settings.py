@@ -304,6 +304,13 @@ class Settings:
                 path=name,
                 hint="create one with: agent-memory init PATH",
             ) from None
+        except NotADirectoryError:
+            # --home names a file: say so, as init does, instead of an errno about memory.toml.
+            raise ConfigError(
+                "is a file, not a Home folder",
+                path=str(path.parent),
+                hint="pass --home the folder of a Home (agent-memory init PATH makes one)",
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read: {exc}", path=name) from None
         except tomllib.TOMLDecodeError as exc:

@@ -86,17 +86,17 @@ def test_recall_prints_each_records_id_kind_state_review_and_reasons_in_rank_ord
     lines = listing.splitlines()
     assert len(lines) == 3
     for rank, (line, record) in enumerate(zip(lines, ranked, strict=True), start=1):
-        label = f"{record['kind']}/{record['state']}" + (
+        label = f"{record['type']} {record['kind']}/{record['state']}" + (
             f"/{record['review']}" if record["review"] != "none" else ""
         )
         # Scores move between two recalls (each touches what it returns), the rest must not.
         head, score, reasons = re.fullmatch(r"(.*)  score (\d\.\d{3})  (.*)", line).groups()  # type: ignore[union-attr]
         assert (head, reasons) == (f"{rank}. {record['id']}  {label}", "; ".join(record["reasons"]))
         assert float(score) > 0
-    assert {line.split()[1]: line.split()[2] for line in lines} == {
-        mine: "knowledge/active",
-        web: "knowledge/active/quarantined",
-        host: "state/active",
+    assert {line.split()[1]: " ".join(line.split()[2:4]) for line in lines} == {
+        mine: "fact knowledge/active",
+        web: "fact knowledge/active/quarantined",
+        host: "fact state/active",
     }
     assert all("matched query (relevance" in line for line in lines)
 

@@ -199,7 +199,8 @@ def test_superseded_records_come_only_with_history_via_the_supersedes_trail(memo
     plain = memory.recall("staging", now=at(11))
     assert [r.record.id for r in plain.records] == [new]
     assert plain.notes == (
-        "matches left out: 1 superseded (pass include_history, or valid_at inside their valid time)",
+        "matches left out: 1 superseded (shown with --include-history, include_history in Python and MCP, "
+        "or a valid time inside theirs)",
     )
     # A question only the past value matches is about the subject: the current value answers it.
     [current] = memory.recall("granite", now=at(11)).records
@@ -233,7 +234,9 @@ def test_archived_records_come_only_with_include_archived(memory: Memory) -> Non
     memory.archive(record.record_id, "obsolete", now=at(1))
     hidden = memory.recall("ibis", now=at(2))
     assert hidden.records == ()
-    assert hidden.notes == ("matches left out: 1 archived (pass include_archived to see them)",)
+    assert hidden.notes == (
+        "matches left out: 1 archived (shown with --include-archived; include_archived in Python and MCP)",
+    )
     shown = check_scores(memory, "ibis", at(2), include_archived=True)
     assert shown.records[0].record.state is State.ARCHIVED
 

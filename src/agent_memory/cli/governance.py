@@ -175,7 +175,7 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
         )
     if waiting:
         click.echo(
-            f"{len(waiting)} proposal(s): `agent-memory proposals` shows their diffs; accept ID or reject ID"
+            f"{len(waiting)} proposal(s): `agent-memory proposals` shows their diffs; accept ID or decline ID"
         )
 
 

@@ -208,7 +208,11 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
             click.echo(f"{'would remove' if check else 'removed'} {', '.join(result.removed)}")
         click.echo(f"{len(result.unchanged)} view(s) unchanged")
         over = f" ({result.over_budget} more over the budget)" if result.over_budget else ""
-        click.echo(f"MEMORY.md: {result.shown} record(s), {result.used_tokens} of {budget} tokens{over}")
+        records = f"{result.shown} record{'' if result.shown == 1 else 's'}"
+        click.echo(
+            f"MEMORY.md: {records} whose bodies use {result.used_tokens} of the {budget}-token budget "
+            f"(4 characters a token; headings, dates and sources not counted){over}"
+        )
     discarded = set(result.written) | set(result.removed) if force and not check else set()
     for problem in result.problems:
         note = " (discarded by --force)" if problem.path in discarded else ""

@@ -41,15 +41,30 @@ def _time(value: str | None, option: str) -> datetime | None:
     "--source", metavar="REF", default=None, help="Where it came from [default: cli:<user>@<date>]."
 )
 @click.option(
-    "--type", "type_", metavar="T", default="fact", show_default=True, help="fact, episode, procedure, rule."
+    "--type",
+    "type_",
+    metavar="T",
+    default="fact",
+    show_default=True,
+    help="What it is: fact, episode (an event), procedure (how to), rule (needs --evidence).",
 )
 @click.option(
-    "--kind", type=_KINDS, default=None, help="state (one value per subject) or knowledge [default]."
+    "--kind",
+    type=_KINDS,
+    default=None,
+    help="How it updates: state (one current value per --subject) or knowledge (adds up) [default].",
 )
 @click.option(
     "--subject", metavar="KEY", default=None, help="Exact key of a state record, e.g. host:staging."
 )
 @click.option("--tag", "tags", multiple=True, metavar="T", help="A tag; repeat for more.")
+@click.option(
+    "--evidence",
+    "evidence",
+    multiple=True,
+    metavar="ID",
+    help="A record (mem:…) it rests on; repeat for more. A --type rule needs one.",
+)
 @click.option("--taint", "taints", multiple=True, metavar="LABEL", help="A taint label, e.g. external.")
 @click.option("--namespace", default="default", show_default=True, help="Tenancy key (user:…, project:…).")
 @click.option("--occurred-at", metavar="TIME", default=None, help="When it happened (ISO-8601 with offset).")
@@ -66,6 +81,7 @@ def remember(
     kind: str | None,
     subject: str | None,
     tags: tuple[str, ...],
+    evidence: tuple[str, ...],
     taints: tuple[str, ...],
     namespace: str,
     occurred_at: str | None,
@@ -75,6 +91,10 @@ def remember(
     as_json: bool,
 ) -> None:
     """Remember TEXT and print the record id.
+
+    Two separate axes describe a record: --type says what it is (fact, episode,
+    procedure, rule; a rule names the records it rests on with --evidence) and --kind
+    how it updates (knowledge adds up; state keeps one current value per --subject).
 
     An identical live record is not copied (deduped). A state record with the subject of a
     live one supersedes it when newer and untainted, and otherwise opens a dispute. Control
@@ -90,6 +110,7 @@ def remember(
             kind=kind,
             subject=subject,
             tags=tags,
+            evidence=evidence,
             taint=taints,
             namespace=namespace,
             occurred_at=_time(occurred_at, "occurred_at"),
@@ -173,7 +194,7 @@ def recall(
     width = len(str(len(result.records)))
     for rank, item in enumerate(result.records, start=1):
         record = item.record
-        label = f"{record.effective_kind.value}/{record.state.value}"
+        label = f"{record.type.value} {record.effective_kind.value}/{record.state.value}"
         if str(item.review) != "none":
             label += f"/{item.review}"
         click.echo(
@@ -237,6 +258,11 @@ def archive_(record_id: str, reason: str, home: str | None) -> None:
     click.echo(f"archived {record_id}")
 
 
+def _counts(counts: dict[str, int]) -> str:
+    """``{"active": 3, "superseded": 1}`` as ``3 active, 1 superseded`` (``none`` when empty)."""
+    return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
+
+
 @click.command()
 @home_option
 @json_option
@@ -247,8 +273,9 @@ def status(home: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(report)
         return
-    click.echo(f"records      {report['records']}  {report['by_state']}")
-    click.echo(f"kinds        {report['by_kind']}")
+    click.echo(f"records      {report['records']}: {_counts(report['by_state'])}")
+    click.echo(f"types        {_counts(report['by_type'])}  (--type: what a record is)")
+    click.echo(f"kinds        {_counts(report['by_kind'])}  (--kind: state by subject, knowledge adds up)")
     click.echo(f"disputes     {report['open_disputes']} open, {report['pending']} pending review")
     click.echo(f"quarantined  {report['quarantined']}")
     review = report["maintenance"]

@@ -56,8 +56,9 @@ def _report(outcome: Outcome, verb: str, as_json: bool) -> int:
         for proposal_id, reason in outcome.refused:
             click.echo(f"refused   {proposal_id}: {reason}")
         if outcome.written:
+            count = len(outcome.written)
             click.echo(
-                f"wrote {len(outcome.written)} versions: "
+                f"wrote {count} version{'' if count == 1 else 's'}: "
                 + " ".join(dict.fromkeys(v.id for v in outcome.written))
             )
     return 1 if outcome.refused else 0

@@ -75,9 +75,20 @@ def history(record_id: str, home: str | None, as_json: bool) -> None:
 @click.option(
     "--state", type=click.Choice(["active", "superseded", "transitional", "archived"]), default=None
 )
-@click.option("--type", "type_", type=click.Choice(["fact", "episode", "procedure", "rule"]), default=None)
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice(["fact", "episode", "procedure", "rule"]),
+    default=None,
+    help="Only records of this type (what a record is).",
+)
 @click.option("--tag", default=None, help="Only records with this tag.")
-@click.option("--kind", type=click.Choice(["state", "knowledge"]), default=None)
+@click.option(
+    "--kind",
+    type=click.Choice(["state", "knowledge"]),
+    default=None,
+    help="Only this kind (how it updates: state by subject, knowledge adds up).",
+)
 @click.option("--subject", default=None, help="Only state records with this exact subject.")
 @click.option("--namespace", default=None, help="Only this namespace.")
 @home_option
@@ -94,9 +105,11 @@ def list_(
 ) -> None:
     """List the latest version of every record matching the filters, oldest first (by created_at, id).
 
-    One line per record: id, state (``active/withdrawn`` while a withdrawal in force covers
-    it), kind[:subject], the local date of its valid time and the first 80 characters of its
-    body. Unreadable notes are skipped and named on stderr.
+    One line per record, in aligned columns: id, state (``active/withdrawn`` while a
+    withdrawal in force covers it), type (fact, episode, procedure, rule: what the record
+    is), kind[:subject] (knowledge adds up; state holds one current value per subject),
+    the date of its valid time and the first 80 characters of its body. Unreadable notes
+    are skipped and named on stderr.
     """
     from agent_memory.records.record import Kind, RecordType, State
     from agent_memory.stores.base import filter_records
@@ -121,13 +134,19 @@ def list_(
     from agent_memory.governance.gate import Gate
 
     view = Gate(opened.log(), store).view()
+    rows = []
     for record in selected:
-        label = record.effective_kind.value + (f":{record.subject}" if record.subject else "")
+        kind = record.effective_kind.value + (f":{record.subject}" if record.subject else "")
         body = record.body.replace("\n", " ")
         body = body if len(body) <= 80 else body[:79] + "…"
         day = record.effective_valid_from.date().isoformat()
         state = record.state.value if view.is_exposed(record) else f"{record.state.value}/withdrawn"
-        click.echo(f"{record.id}  {state:<12} {label:<24} {day}  {body}")
+        rows.append((record.id, state, record.type.value, kind, day, body))
+    # Columns as wide as their widest cell, so active/withdrawn or a long subject never shifts a row.
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        click.echo("  ".join([*cells, row[4], row[5]]))
 
 
 def _readable(store: FileStore) -> tuple[list[MemoryRecord], list[str]]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 
 from agent_memory.governance.review_book import ReviewState
+from agent_memory.recall.prompt_block import source_separator
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
 __all__ = [
@@ -230,16 +231,21 @@ def index_page(
 
 
 def row(entry: Entry, zone: tzinfo, indent: str = "") -> str:
-    """Return one item row: ``- [day] (kind subject) body Source: ref. · id`` and its status marks."""
+    """Return one item row: ``- [day] (kind subject[, type]) body Source: ref. · id`` and its marks.
+
+    A body that does not end a sentence gets `` —`` before ``Source:``, so the two never
+    read as one sentence (``We ship on Fridays — Source: archive/…``).
+    """
     record = entry.record
     start = day_of(record.effective_valid_from, zone).isoformat()
     dates = f"{start} → {day_of(record.valid_to, zone).isoformat()}" if record.valid_to else start
-    label = record.effective_kind.value + (f" {record.subject}" if record.subject else "")
+    label = record.kind_label
     if record.effective_namespace != "default":
         label += f", {record.effective_namespace}"
     body = record.body.replace("\n", "\n" + indent + "    ")
     source = record.provenance.ref or "(none recorded)"
-    return f"{indent}- [{dates}] ({label}) {body} Source: {source}. · {record.id}{_marks(entry)}"
+    dash = source_separator(record.body)
+    return f"{indent}- [{dates}] ({label}) {body}{dash}Source: {source}. · {record.id}{_marks(entry)}"
 
 
 def _marks(entry: Entry) -> str:
@@ -293,7 +299,7 @@ def _capped(rows: list[str], command: str) -> list[str]:
 
 def _recent_row(entry: Entry, zone: tzinfo) -> str:
     record = entry.record
-    label = record.effective_kind.value + (f" {record.subject}" if record.subject else "")
+    label = record.kind_label
     text = " ".join(record.body.split())
     summary = text if len(text) <= 80 else text[:79].rstrip() + "…"
     status = "" if record.state is State.ACTIVE else f" ({record.state.value})"

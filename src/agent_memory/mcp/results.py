@@ -85,7 +85,12 @@ class RecalledOut(Out):
         description="Review state; quarantined means tainted and not yet approved by a person."
     )
     stale: bool = Field(description="Marked stale by a review: no longer a current factual basis.")
-    kind: Literal["state", "knowledge"]
+    type: Literal["fact", "episode", "procedure", "rule"] = Field(
+        description="What the record is: a fact, an episode (an event), a procedure, a rule."
+    )
+    kind: Literal["state", "knowledge"] = Field(
+        description="How it updates: state holds one current value per subject; knowledge adds up."
+    )
     subject: str | None = Field(description="The exact key of a state record.")
     namespace: str
     source: str | None = Field(description="Where the record came from.")

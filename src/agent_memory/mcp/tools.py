@@ -160,7 +160,10 @@ class Tools(GovernanceTools):
         source: Source = None,
         kind: Annotated[
             Literal["knowledge", "state"] | None,
-            Field(description="state: one current value per subject; knowledge (default): additive."),
+            Field(
+                description="How it updates: state keeps one current value per subject; "
+                "knowledge (default) adds up."
+            ),
         ] = None,
         subject: Annotated[
             str | None,
@@ -174,8 +177,18 @@ class Tools(GovernanceTools):
             Literal[
                 "fact", "episode", "procedure", "rule", "semantic", "episodic", "procedural", "preference"
             ],
-            Field(description="What it is; preference is stored as a fact tagged preference."),
+            Field(
+                description="What it is (kind says how it updates); preference is stored as a fact "
+                "tagged preference; a rule needs evidence."
+            ),
         ] = "fact",
+        evidence: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
+            Field(
+                max_length=MAX_TAGS,
+                description="Ids (mem:…) of the records it rests on; required for type=rule.",
+            ),
+        ] = None,
         occurred_at: Annotated[Moment, Field(description="When it happened (RFC 3339 with offset).")] = None,
         valid_from: Annotated[
             Moment, Field(description="When it starts to hold (RFC 3339 with offset).")
@@ -201,6 +214,7 @@ class Tools(GovernanceTools):
                 kind=kind,
                 subject=subject,
                 tags=tags or (),
+                evidence=evidence or (),
                 occurred_at=_time(occurred_at, "occurred_at"),
                 valid_from=_time(valid_from, "valid_from"),
             )

@@ -6,7 +6,7 @@ Shape (seed 001 ``as_prompt_block`` extended by seed 000 §15.2 and §15.2.1):
   ``(no relevant memories)`` and the result's notes when nothing was recalled;
 - one row per record, in rank order::
 
-    - [valid date] (kind[ subject]) body Source: ref ← `Status: state`[, review: …] [suffixes]
+    - [valid date] (kind[ subject][, type]) body[ —] Source: ref ← `Status: state`[, review: …] [suffixes]
 
   where the date is the valid-time start (``[from → to]`` once the fact stopped holding),
   the review part says ``quarantined (taint: …)``, ``marked stale``, ``rejected`` or
@@ -28,7 +28,17 @@ from typing import Protocol
 from agent_memory.governance.review_book import is_stale
 from agent_memory.records.record import MemoryRecord, State
 
-__all__ = ["Shown", "ShownResult", "render"]
+__all__ = ["Shown", "ShownResult", "render", "source_separator"]
+
+_SENTENCE_ENDS = (".", "!", "?", ":", ";", "…", ")", '"', "”", "'", "`", "]")
+
+
+def source_separator(body: str) -> str:
+    """Return what goes between a body and ``Source:`` in a row: a space after a sentence, else `` — ``.
+
+    So a body without a full stop never runs into its source (``We ship on Fridays — Source: …``).
+    """
+    return " " if body.rstrip().endswith(_SENTENCE_ENDS) else " — "
 
 
 class Shown(Protocol):
@@ -101,9 +111,10 @@ def _row(item: Shown, indent: str) -> str:
     record = item.record
     start = record.effective_valid_from.date().isoformat()
     dates = f"{start} → {record.valid_to.date().isoformat()}" if record.valid_to else start
-    label = record.effective_kind.value + (f" {record.subject}" if record.subject else "")
+    label = record.kind_label
     body = record.body.replace("\n", "\n" + indent + "    ")
-    source = f" Source: {record.provenance.ref}" if record.provenance.ref else " Source: (none recorded)"
+    lead = source_separator(record.body)
+    source = f"{lead}Source: {record.provenance.ref or '(none recorded)'}"
     return f"{indent}- [{dates}] ({label}) {body}{source} ← {_status(item)}{_suffixes(record)}"
 
 

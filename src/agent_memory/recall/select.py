@@ -174,6 +174,7 @@ class RecalledRecord:
             "reasons": list(self.reasons),
             "review": str(self.review),
             "stale": is_stale(self.review),
+            "type": record.type.value,
             "kind": record.effective_kind.value,
             "subject": record.subject,
             "namespace": record.effective_namespace,
@@ -417,8 +418,11 @@ def _hidden_by(record: MemoryRecord, request: RecallQuery, reasons: list[str]) -
 
 
 _HIDDEN_NOTES = {
-    "archived": "{n} archived (pass include_archived to see them)",
-    "superseded": "{n} superseded (pass include_history, or valid_at inside their valid time)",
+    "archived": "{n} archived (shown with --include-archived; include_archived in Python and MCP)",
+    "superseded": (
+        "{n} superseded (shown with --include-history, include_history in Python and MCP, "
+        "or a valid time inside theirs)"
+    ),
     "namespace": "{n} in other namespaces than {namespace}",
     "not yet valid": "{n} not yet valid at {valid_at} (valid time)",
     "no longer valid": "{n} no longer valid at {valid_at} (valid time)",

@@ -381,6 +381,17 @@ class MemoryRecord:
         return self.kind or Kind.KNOWLEDGE
 
     @property
+    def kind_label(self) -> str:
+        """Both axes in a few words, as listings and views show them (issue 24 item 6).
+
+        The kind (``state`` with its subject, or ``knowledge``), then the type when it is
+        not the default ``fact``: ``knowledge``, ``knowledge, procedure``,
+        ``state host:staging``, ``state deploy:day, rule``.
+        """
+        label = self.effective_kind.value + (f" {self.subject}" if self.subject else "")
+        return label if self.type.value == "fact" else f"{label}, {self.type.value}"
+
+    @property
     def effective_namespace(self) -> str:
         """The namespace, ``default`` when the field is absent."""
         return self.namespace or "default"
