@@ -28,7 +28,7 @@ def test_status_of_a_file_says_it_is_a_file_not_an_errno(cli: Cli) -> None:
 
 
 def test_status_prints_counts_as_words_with_both_axes(cli: Cli) -> None:
-    home, h = _home(cli)
+    _, h = _home(cli)
     cli.ok("remember", "Deploy with make ship.", "--type", "procedure", *h)
     cli.ok("remember", "Staging runs on db-3.", "--kind", "state", "--subject", "host:staging", *h)
     out = cli.ok("status", *h)
@@ -39,7 +39,7 @@ def test_status_prints_counts_as_words_with_both_axes(cli: Cli) -> None:
 
 
 def test_a_procedure_lists_as_a_procedure_and_columns_stay_aligned_when_withdrawn(cli: Cli) -> None:
-    home, h = _home(cli)
+    _, h = _home(cli)
     how = cli.ok("remember", "Deploy with make ship", "--type", "procedure", *h).strip()
     cli.ok("remember", "Staging runs on db-3.", "--kind", "state", "--subject", "host:staging", *h)
     cli.ok("withdraw", "--record", how, "--reason", "wrong ticket", *h)
@@ -69,7 +69,7 @@ def test_memory_md_keeps_a_body_apart_from_its_source_and_names_the_type(cli: Cl
 
 
 def test_review_hints_decline_and_accept_says_one_version(cli: Cli) -> None:
-    home, h = _home(cli)
+    _, h = _home(cli)
     cli.ok("capture", "We ship on Fridays", "--source", "standup", *h)
     cli.ok("archive-inbox", *h)
     cli.ok("distill", *h)
@@ -80,7 +80,7 @@ def test_review_hints_decline_and_accept_says_one_version(cli: Cli) -> None:
 
 
 def test_recall_names_the_flag_that_shows_superseded_records(cli: Cli) -> None:
-    home, h = _home(cli)
+    _, h = _home(cli)
     cli.ok("remember", "Staging runs on db-3.", "--kind", "state", "--subject", "host:staging", *h)
     cli.ok("remember", "Staging runs on db-4.", "--kind", "state", "--subject", "host:staging", *h)
     notes = json.loads(cli.ok("recall", "staging db-3", "--json", *h))["notes"]
