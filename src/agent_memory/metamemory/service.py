@@ -1,15 +1,13 @@
-"""Metamemory methods of `Memory` (seed 000 §23, memory:L5): retrievals, outcomes, feedback, policy.
+"""``memory.metamemory`` (seed 000 §23, memory:L5): retrievals, outcomes, feedback, policy.
 
-A mixin so the porcelain stays one readable class; every method delegates to
-:class:`agent_memory.metamemory.book.Metamemory` over the Memory's own log. Feedback never rewrites
-a record or its source.
+A service built on the Memory's :class:`~agent_memory.write.writer.Writer`; every verb takes the
+Writer's lock and delegates to :class:`agent_memory.metamemory.book.Metamemory` over the Memory's
+own log. Feedback never rewrites a record or its source.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,32 +21,32 @@ from agent_memory.metamemory.book import (
 from agent_memory.recall.select import RecallResult
 
 if TYPE_CHECKING:
-    from agent_memory.log.base import OperationLog
-    from agent_memory.stores.base import RecordStore
+    from agent_memory.write.writer import Writer
 
-__all__ = ["MetamemoryMethods"]
+__all__ = ["MetamemoryService"]
 
 
-class MetamemoryMethods:
-    """Adds seed 000 §23's binding operations to :class:`agent_memory.memory.Memory`."""
+class MetamemoryService:
+    """Seed 000 §23's binding operations over one Memory (``memory.metamemory``).
 
-    if TYPE_CHECKING:
-        log: OperationLog
-        store: RecordStore
-        actor: str
-        _lock: threading.RLock
+    Args:
+        writer: The Memory's Writer: its lock, clock, actor, log and store.
+    """
 
-        def _clock(self, now: datetime | None) -> datetime: ...
-
-        def _writing(self) -> AbstractContextManager[None]: ...
+    def __init__(self, writer: Writer) -> None:
+        self._writer = writer
+        self._book: Metamemory | None = None
 
     @property
-    def metamemory(self) -> Metamemory:
-        """The metamemory book over this Memory's log (built on first use; see :mod:`.metamemory`)."""
-        book: Metamemory | None = getattr(self, "_metamemory", None)
-        if book is None:
-            book = self._metamemory = Metamemory.for_log(self.log, self.store.contains)
-        return book
+    def book(self) -> Metamemory:
+        """The metamemory book over the Memory's log (built on first use; see :mod:`.book`)."""
+        if self._book is None:
+            self._book = Metamemory.for_log(self._writer.log, self._writer.store.contains)
+        return self._book
+
+    def retrieval(self, retrieval_id: str) -> RetrievalRecord:
+        """Return a logged retrieval record by its ``memret-…`` id (see :meth:`.Metamemory.retrieval`)."""
+        return self.book.retrieval(retrieval_id)
 
     def record_retrieval(
         self,
@@ -68,12 +66,12 @@ class MetamemoryMethods:
             RecordNotFound: An id the store does not hold.
             RecordError: A bad role, task id or time (named).
         """
-        stamp = self._clock(now)
+        stamp = self._writer.clock(now)
         ids = retrieved.ids if isinstance(retrieved, RecallResult) else retrieved
         query = retrieved.query if isinstance(retrieved, RecallResult) else query
-        with self._writing():
-            return self.metamemory.record_retrieval(
-                ids, query=query, task_id=task_id, use_role=use_role, actor=self.actor, now=stamp
+        with self._writer.writing():
+            return self.book.record_retrieval(
+                ids, query=query, task_id=task_id, use_role=use_role, actor=self._writer.actor, now=stamp
             )
 
     def record_outcome(
@@ -91,15 +89,15 @@ class MetamemoryMethods:
         Raises:
             RecordError: A bad task id, outcome, ref, ``retrieval_ref`` or time (named).
         """
-        stamp = self._clock(now)
-        with self._writing():
-            return self.metamemory.record_outcome(
+        stamp = self._writer.clock(now)
+        with self._writer.writing():
+            return self.book.record_outcome(
                 task_id,
                 outcome,
                 evidence_refs,
                 retrieval_ref=retrieval_ref,
                 observed_at=observed_at,
-                actor=self.actor,
+                actor=self._writer.actor,
                 now=stamp,
             )
 
@@ -128,9 +126,9 @@ class MetamemoryMethods:
             RecordError: A bad verdict, confidence, role, ref or time, or an id outside
                 ``retrieval_ref`` (named).
         """
-        stamp = self._clock(now)
-        with self._writing():
-            return self.metamemory.attribute_feedback(
+        stamp = self._writer.clock(now)
+        with self._writer.writing():
+            return self.book.attribute_feedback(
                 memory_item_ids,
                 verdict=verdict,
                 attribution_confidence=attribution_confidence,
@@ -140,14 +138,14 @@ class MetamemoryMethods:
                 outcome_ref=outcome_ref,
                 evidence_refs=evidence_refs,
                 observed_at=observed_at,
-                actor=self.actor,
+                actor=self._writer.actor,
                 now=stamp,
             )
 
     def list_feedback(self, record_id: str) -> list[FeedbackEvent]:
         """Return the feedback events naming ``record_id``, oldest first (``RecordNotFound`` if unknown)."""
-        with self._lock:
-            return self.metamemory.list_feedback(record_id)
+        with self._writer.lock:
+            return self.book.list_feedback(record_id)
 
     def propose_policy_change(
         self,
@@ -166,19 +164,19 @@ class MetamemoryMethods:
             RecordNotFound: A ``mem:`` ref the store does not hold.
             ProposalError: The proposal file cannot be written.
         """
-        stamp = self._clock(now)
-        with self._writing():
-            return self.metamemory.propose_policy_change(
+        stamp = self._writer.clock(now)
+        with self._writer.writing():
+            return self.book.propose_policy_change(
                 target,
                 proposed_change,
                 supporting_refs,
                 expected_benefit=expected_benefit,
                 risk=risk,
-                actor=self.actor,
+                actor=self._writer.actor,
                 now=stamp,
             )
 
     def policy_proposals(self) -> list[PolicyProposal]:
         """Return the policy proposals waiting for review, by id."""
-        with self._lock:
-            return self.metamemory.proposals.list()
+        with self._writer.lock:
+            return self.book.proposals.list()
