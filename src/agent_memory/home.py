@@ -48,9 +48,13 @@ STALE_GIT_LOCK_SECONDS = 120.0
 """Age from which a ``.git/index.lock`` found under the writer lock is a killed git's leftover."""
 _UNFINISHED_GIT = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 _GITIGNORE = ".cache/\n*.tmp\n.tmp-*\n"
+# .state/ ignores itself, so Homes made before it existed need no change to their .gitignore.
+_STATE_GITIGNORE = (
+    "# Usage state of this Home on this machine (touch counts): not committed, not disposable.\n*\n"
+)
 # The Home's own files and folders: none may be a symbolic link (issue 11: links are never followed).
 _PARTS = (
-    *("memory.toml", "notes", "log", "archive", "proposals", "topics", ".cache"),
+    *("memory.toml", "notes", "log", "archive", "proposals", "topics", ".cache", ".state"),
     *("inbox.md", "MEMORY.md", "index.md", "conventions.md", "golden.yaml"),
 )
 _GITATTRIBUTES = "# Note files are exact bytes: no newline translation.\nnotes/** -text\n"
@@ -260,7 +264,7 @@ class Home:
         if keys is None:
             return None
         return record_checkpoint(
-            self.log(), keys, self.settings.home_id, checkpoint_path(self.settings.key_file)
+            self.log(), keys, self.settings.home_id, checkpoint_path(self.settings.key_file, self.root)
         )
 
     def _keys(self) -> KeyPair | None:
@@ -273,8 +277,42 @@ class Home:
 
     @property
     def cache_dir(self) -> Path:
-        """The disposable ``.cache/`` folder (search indexes, vectors, sidecars)."""
+        """The disposable ``.cache/`` folder (search indexes, vectors, write keys): all derived."""
         return self.root / ".cache"
+
+    @property
+    def state_dir(self) -> Path:
+        """The ``.state/`` folder: usage state of this Home on this machine, git-ignored, not disposable.
+
+        Touch counts (salience) are what recall did, not something the notes hold, so a
+        rebuild cannot make them again; kept out of ``.cache/``, deleting ``.cache/`` changes
+        no recall result (seed 003: an index MUST be disposable; issue 19).
+        """
+        return self.root / ".state"
+
+    def salience_file(self) -> Path:
+        """Return ``.state/salience.json``, preparing its folder (self-ignored by git).
+
+        A sidecar left in ``.cache/`` by an older version is moved here once, so its touch
+        counts survive the move.
+
+        Raises:
+            ConfigError: ``.state/`` cannot be created.
+        """
+        path = self.state_dir / "salience.json"
+        try:
+            self.state_dir.mkdir(exist_ok=True)
+            ignore = self.state_dir / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text(_STATE_GITIGNORE, encoding="utf-8")
+            legacy = self.cache_dir / "salience.json"
+            if legacy.is_file() and not path.exists():
+                os.replace(legacy, path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot prepare the state folder: {exc.strerror}", path=str(self.state_dir)
+            ) from None
+        return path
 
     def commit(self, message: str, *, only_library_notes: bool = False) -> bool:
         """Commit the Home to git; return False when git is absent or nothing changed.

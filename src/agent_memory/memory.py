@@ -205,7 +205,7 @@ class Memory(
             home.log(),
             catalog,
             identity=home.identity(),
-            salience=Salience(home.cache_dir / "salience.json"),
+            salience=Salience(home.salience_file()),
             pending=PendingRecords(home.root / "proposals" / "pending"),
             writer_lock=home.writer_lock,
             home=home,

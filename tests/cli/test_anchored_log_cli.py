@@ -1,13 +1,17 @@
-"""Issue 19 cases 1, 2 and 6 through the installed command.
+"""Issue 19 cases 1, 2, 3 and 6 through the installed command.
 
-A cut log is noticed; doctor after an erasure reports the level the Home reaches; §21.3 reads the inbox.
+A cut log is noticed; doctor after an erasure reports the level the Home reaches; deleting
+``.cache/`` keeps recall the same; §21.3 reads the inbox.
 """
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 from installed import Cli
+
+from agent_memory.memory import Memory
 
 
 def cut_last_line(home: Path) -> None:
@@ -106,3 +110,25 @@ def test_doctor_after_an_erasure_reports_the_level_the_home_reaches_with_every_r
     assert len(items) == 21 and all(item["reason"] for item in items.values())
     cli.ok("feedback", "outcome", "task-1", "succeeded", "--home", home)
     assert conformance(cli, home)["level"] == "memory:L5"
+
+
+def test_deleting_cache_keeps_recall_the_same_for_the_issue_s_eight_questions(cli: Cli) -> None:
+    home = cli.home()
+    topics = ["backups", "deploys", "certificates", "on-call", "logs", "passwords", "dashboards", "the VPN"]
+    with Memory.open(home) as memory:
+        for n in range(40):
+            who, what = ["Ana", "Bilal", "Chen", "Dora", "Emeka"][n % 5], topics[(n * 3) % 8]
+            memory.remember(f"{who} looks after {what}, item {n}.", source="test")
+        asked = [f"who looks after {topic}?" for topic in topics]
+        for question in asked:  # touches: salience now weighs in
+            memory.recall(question, k=10)
+
+    def ids(at: Path, question: str) -> list[str]:
+        found = json.loads(cli.ok("recall", question, "--k", "10", "--json", "--home", str(at)))
+        return [r["id"] for r in found["records"]]
+
+    twin = cli.root / "twin"
+    shutil.copytree(home, twin)
+    shutil.rmtree(twin / ".cache")
+    for question in asked:
+        assert ids(twin, question) == ids(home, question), question

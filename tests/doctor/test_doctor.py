@@ -164,7 +164,8 @@ def test_a_stale_view_is_re_rendered_by_fix(home: Home) -> None:
 
 
 def test_a_damaged_salience_sidecar_is_reset(home: Home) -> None:
-    sidecar = home.cache_dir / "salience.json"
+    sidecar = home.state_dir / "salience.json"
+    sidecar.parent.mkdir(exist_ok=True)
     sidecar.write_text('{"scores": {"mem:x": {"touches": -1}}}', encoding="utf-8")
     assert not check(doctor(home), "salience")[0]
     fixed = doctor(home, fix=True)

@@ -27,7 +27,7 @@ def owner(path: str) -> str:
     """Return the receipt's holder for a path relative to the Home (``git…`` names pass through)."""
     if path.startswith("git"):
         return path
-    if path == ".cache/salience.json":
+    if path == ".cache/salience.json" or path.startswith(".state/"):
         return "salience"
     if path in ("MEMORY.md", "index.md"):
         return "views"

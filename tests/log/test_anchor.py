@@ -69,12 +69,12 @@ def retime(entry: LogEntry, like: LogEntry) -> LogEntry:
 
 def test_every_write_batch_leaves_a_signed_checkpoint_of_the_head_beside_the_key(tmp_path: Path) -> None:
     home = make_home(tmp_path)
-    newest, kept = CheckpointFile(checkpoint_path(home.settings.key_file)).read()
+    newest, kept = CheckpointFile(checkpoint_path(home.settings.key_file, home.root)).read()
     head = home.log().last()
     assert newest is not None and head is not None and kept == []
     assert (newest.seq, newest.head, newest.home) == (head.seq, head.digest, home.settings.home_id)
-    assert checkpoint_path(home.settings.key_file).parent == home.settings.key_file.parent
-    assert not checkpoint_path(home.settings.key_file).is_relative_to(home.root)
+    assert checkpoint_path(home.settings.key_file, home.root).parent == home.settings.key_file.parent
+    assert not checkpoint_path(home.settings.key_file, home.root).is_relative_to(home.root)
     init = next(iter(home.log().entries()))
     newest.verify(str(init.details["agent"]))
     audit = audit_log(home)
@@ -139,7 +139,7 @@ def test_a_write_after_a_cut_tail_keeps_the_lost_checkpoint_instead_of_launderin
     month.write_bytes(b"".join(month.read_bytes().splitlines(keepends=True)[:-1]))
     with Memory.open(home.root) as memory:
         memory.remember("A fact written after the cut.", source="test", now=T0 + timedelta(hours=1))
-    newest, kept = CheckpointFile(checkpoint_path(home.settings.key_file)).read()
+    newest, kept = CheckpointFile(checkpoint_path(home.settings.key_file, home.root)).read()
     assert newest is not None and len(kept) == 1
     failures = audit_log(home).failures
     assert any("(kept: the log had stopped holding it)" in f and "differs" in f for f in failures), failures
@@ -150,7 +150,7 @@ def test_a_clone_without_the_checkpoint_file_is_witnessed_by_the_git_trailers(tm
     commits, problems = git_checkpoints(home.root)
     assert problems == [] and commits
     assert commits[0][1].seq == home.log().last().seq  # type: ignore[union-attr]
-    checkpoint_path(home.settings.key_file).unlink()
+    checkpoint_path(home.settings.key_file, home.root).unlink()
     audit = audit_log(home)
     assert audit.ok and any("no checkpoint file" in w for w in audit.witnesses)
     (month,) = home.log().month_files()
@@ -163,7 +163,7 @@ def test_without_a_key_trailers_are_checked_against_the_init_entry_and_the_gaps_
     tmp_path: Path,
 ) -> None:
     home = make_home(tmp_path, git=True)
-    checkpoint_path(home.settings.key_file).unlink()
+    checkpoint_path(home.settings.key_file, home.root).unlink()
     home.settings.key_file.unlink()
     audit = audit_log(home)
     assert audit.ok and any("the log's init entry" in w for w in audit.witnesses)
@@ -174,7 +174,7 @@ def test_without_a_key_trailers_are_checked_against_the_init_entry_and_the_gaps_
 
 def test_a_forged_checkpoint_file_fails_as_forged(tmp_path: Path) -> None:
     home = make_home(tmp_path)
-    path = checkpoint_path(home.settings.key_file)
+    path = checkpoint_path(home.settings.key_file, home.root)
     wire = json.loads(path.read_bytes())
     wire["newest"]["seq"] -= 1
     path.write_text(json.dumps(wire), encoding="utf-8")
@@ -197,7 +197,7 @@ def test_the_write_path_reads_only_the_head_and_each_month_s_first_line(
     for n in range(1500):
         log.append("put", actor="owner", record_ids=[f"mem:{n:032x}"], details={"version": 1}, now=T0)
     keys = home.identity()
-    path = checkpoint_path(home.settings.key_file)
+    path = checkpoint_path(home.settings.key_file, home.root)
     assert record_checkpoint(log, keys, home.settings.home_id, path)  # the batch before
     log.append("put", actor="owner", record_ids=["mem:" + "f" * 32], details={"version": 1}, now=T0)
     size = sum(p.stat().st_size for p in log.month_files())

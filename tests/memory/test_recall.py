@@ -345,7 +345,7 @@ def test_recall_touches_what_it_returns_and_a_home_keeps_the_counts(tmp_path: Pa
         memory.recall("badger", now=at(2))
     del memory
     gc.collect()  # a Memory that goes away writes the touches it coalesced
-    sidecar = json.loads((tmp_path / "home" / ".cache" / "salience.json").read_text(encoding="utf-8"))
+    sidecar = json.loads((tmp_path / "home" / ".state" / "salience.json").read_text(encoding="utf-8"))
     assert sidecar == {"scores": {rid: {"touches": 2, "last_touched": "2026-11-03T00:00:00.000Z"}}}
     with Memory.open(tmp_path / "home") as reopened:
         assert reopened.salience.count(rid) == 2
@@ -397,7 +397,7 @@ def test_a_corrupt_sidecar_resets_with_a_warning_never_a_crash(
     Home.init(tmp_path / "home", git=False, now=T0)
     with Memory.open(tmp_path / "home") as memory:
         rid = memory.remember("Stoat coat turns white.", source="s", now=T0).record_id
-    (tmp_path / "home" / ".cache" / "salience.json").write_text(damage, encoding="utf-8")
+    (tmp_path / "home" / ".state" / "salience.json").write_text(damage, encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="agent_memory.recall.salience"):
         memory = Memory.open(tmp_path / "home")
     assert any(
@@ -413,7 +413,7 @@ def test_a_sidecar_that_cannot_be_written_costs_a_warning_not_the_recall(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     Home.init(tmp_path / "home", git=False, now=T0)
-    (tmp_path / "home" / ".cache" / "salience.json").mkdir()  # a folder where the file goes
+    (tmp_path / "home" / ".state" / "salience.json").mkdir(parents=True)  # a folder where the file goes
     with (
         caplog.at_level(logging.WARNING, logger="agent_memory.recall.salience"),
         Memory.open(tmp_path / "home") as memory,

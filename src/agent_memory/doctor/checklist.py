@@ -369,6 +369,8 @@ def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
 def _erasures(f: HomeFacts) -> tuple[str, str]:
     from agent_memory.governance.erasure.receipt import RESULTS
 
+    if f.log_error:
+        return FAIL, f"the erasure receipts cannot be read: {f.log_error}"
     events = [e for e in f.entries if e.action == "erase"]
     if not events:
         return (
@@ -434,6 +436,24 @@ def _jobs_only_propose(f: HomeFacts) -> tuple[str, str]:
     )
 
 
+def _disposable_cache(f: HomeFacts) -> tuple[str, str]:
+    # Behaviour, not configuration: what would deleting .cache/ lose? Only derived data may live
+    # there; touch counts are state (what recall did) and a rebuild cannot make them again.
+    if ".cache/" not in _text(f.root / ".gitignore"):
+        return FAIL, ".cache/ is not git-ignored: its indexes would be committed as if they were truth"
+    stray = f.root / ".cache" / "salience.json"
+    if stray.exists():
+        return FAIL, (
+            ".cache/salience.json holds touch counts, which a rebuild cannot make again: deleting .cache/ "
+            "would change recall (the next open moves it to .state/)"
+        )
+    return PASS, (
+        "indexes live in the git-ignored .cache/ with recipe and input digest, rebuilt by reindex or "
+        "doctor --fix, and nothing there is state (touch counts are in .state/), so deleting .cache/ "
+        "changes no recall result (tests/recall/test_cache_independence.py); views carry a digest footer"
+    )
+
+
 def musts(f: HomeFacts) -> list[Item]:
     """Judge seed 003's five MUSTs and its golden-tests SHOULD ("What the specification asks for")."""
     from agent_memory.governance.review_book import ReviewBook
@@ -459,12 +479,7 @@ def musts(f: HomeFacts) -> list[Item]:
             f"{len(f.records)} note(s) are plain Markdown files in notes/",
             f"{len(f.store_problems)} unreadable note file(s)",
         ),
-        _verdict(
-            ".cache/" in _text(f.root / ".gitignore"),
-            "indexes live in the git-ignored .cache/ with recipe and input digest, rebuilt by reindex "
-            "or doctor --fix; views carry a digest footer",
-            ".cache/ is not git-ignored",
-        ),
+        _disposable_cache(f),
         _verdict(
             not hot_leaks,
             f"{len(tainted)} unreviewed tainted record(s), none in MEMORY.md",

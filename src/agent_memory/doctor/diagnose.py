@@ -229,9 +229,10 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
         except OSError as exc:
             fixed.append(f"debris: could not remove: {exc}")
     if "salience" in failed:
-        (home.cache_dir / "salience.json").unlink(missing_ok=True)
+        (home.state_dir / "salience.json").unlink(missing_ok=True)
+        (home.cache_dir / "salience.json").unlink(missing_ok=True)  # an older version's place
         fixed.append(
-            "salience: reset the damaged sidecar .cache/salience.json (touch counts start from zero)"
+            "salience: reset the damaged sidecar .state/salience.json (touch counts start from zero)"
         )
     return fixed
 
@@ -454,7 +455,9 @@ def _check_state(home: Home) -> Check:
 def _check_salience(home: Home) -> Check:
     from agent_memory.recall.salience import touch_from_json  # the sidecar's own strict reader
 
-    path: Path = home.cache_dir / "salience.json"
+    path: Path = home.state_dir / "salience.json"
+    if (home.cache_dir / "salience.json").exists() and not path.exists():
+        path = home.cache_dir / "salience.json"  # an older version's place: moved on the next open
     if not path.exists():
         return Check("salience", True, ("no sidecar yet",))
     try:

@@ -134,7 +134,7 @@ def _trusted_address(home: Home) -> tuple[str | None, str]:
 def _witnesses(home: Home, failures: list[str]) -> tuple[list[Witness], list[str]]:
     found: list[Witness] = []
     notes: list[str] = []
-    path = checkpoint_path(home.settings.key_file)
+    path = checkpoint_path(home.settings.key_file, home.root)
     try:
         newest, kept = CheckpointFile(path).read()
     except LogError as exc:

@@ -7,8 +7,9 @@ Home's Ed25519 key (domain ``fg-agent-memory/v1/log-checkpoint``, as records are
 :mod:`agent_memory.records.signing`). Two witnesses keep checkpoints:
 
 - the **checkpoint file** beside the key, in the user's config folder, outside the Home
-  (``<key stem>.checkpoint.json``): rewritten after every write batch, i.e. every time the
-  Home's writer lock is released with a log head it does not hold yet (:func:`record_checkpoint`);
+  (``<key stem>.<folder digest>.checkpoint.json``, one per Home folder): rewritten after
+  every write batch, i.e. every time the Home's writer lock is released with a log head it
+  does not hold yet (:func:`record_checkpoint`);
 - every **git commit** the Home makes carries one as its ``Agent-Memory-Checkpoint`` trailer
   (:func:`trailer`), so a clone or a copy on another machine is still witnessed.
 
@@ -25,6 +26,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -169,9 +171,15 @@ def make_checkpoint(
     return Checkpoint(home_id, head.seq, head.digest, head.time, months, unsigned.signed_by, signature)
 
 
-def checkpoint_path(key_file: Path) -> Path:
-    """Return where the checkpoint file of the Home whose key is ``key_file`` lives: beside it."""
-    return key_file.with_name(f"{key_file.stem}.checkpoint.json")
+def checkpoint_path(key_file: Path, root: Path) -> Path:
+    """Return where the checkpoint file of the Home at ``root`` with key ``key_file`` lives: beside the key.
+
+    One file per Home folder (``<key stem>.<12 hex of the folder's path>.checkpoint.json``):
+    a copy of the Home in another folder shares its key and id but not its log's future, so
+    it is witnessed by its git trailers only, like a clone on another machine.
+    """
+    digest = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:12]
+    return key_file.with_name(f"{key_file.stem}.{digest}.checkpoint.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +187,8 @@ class CheckpointFile:
     """The checkpoint file beside a Home's key: its newest checkpoint and the ones the log lost.
 
     Args:
-        path: ``<config>/keys/<home_id>.checkpoint.json`` by default (:func:`checkpoint_path`).
+        path: ``<config>/keys/<home_id>.<folder digest>.checkpoint.json`` by default
+            (:func:`checkpoint_path`).
     """
 
     path: Path

@@ -2,11 +2,15 @@
 
 Each record that recall returns is touched; the touch count raises its recall score
 (``1 + n/(n+5)``, seed 001 retrieval) and slows its decay (``confidence × 0.5^(age/30 days) ×
-(1 + 0.25 × touches)``, seed 001 decay). The counts live in a sidecar, ``.cache/salience.json``
-(``{"scores": {id: {"touches": n, "last_touched": "<canonical timestamp>"}}}``, sorted keys,
-as the origin writes it), replaced atomically (a uniquely named temp file, then ``os.replace``).
+(1 + 0.25 × touches)``, seed 001 decay). The counts live in a sidecar, ``.state/salience.json``
+in a Home (``{"scores": {id: {"touches": n, "last_touched": "<canonical timestamp>"}}}``,
+sorted keys, as the origin writes it), replaced atomically (a uniquely named temp file, then
+``os.replace``).
 
-It is derived state: losing it degrades ranking, never memory. Hence:
+The counts are state, not cache: they record what recall did and cannot be rebuilt from the
+notes, so they live outside the disposable ``.cache/`` (deleting it changes no recall result,
+issue 19), git-ignored (they change on every recall). Losing them degrades ranking, never
+memory. Hence:
 
 - A corrupt file (bad JSON, a wrong shape, a negative or non-integer count, a bad
   timestamp) resets to zero touches with a logged warning; a sidecar that cannot be written
@@ -103,7 +107,7 @@ class Salience:
     """The touch sidecar: in memory, optionally persisted to a JSON file.
 
     Args:
-        path: The sidecar file (``.cache/salience.json``), or ``None`` to keep counts in memory.
+        path: The sidecar file (``.state/salience.json`` in a Home), or ``None`` to keep counts in memory.
         save_interval: Seconds within which further touches are coalesced into one write.
         clock: Monotonic seconds (injectable for tests).
     """

@@ -182,7 +182,8 @@ def needles_of(bodies: Iterable[str]) -> tuple[bytes, ...]:
 def holder_of(relative: str) -> str:
     """Return the holder ref that owns a Home file (path relative to the Home, ``/`` separators).
 
-    ``notes/…`` → ``notes/``; ``.cache/salience.json`` → ``salience``; other ``.cache/…`` →
+    ``notes/…`` → ``notes/``; ``.state/…`` (and an older ``.cache/salience.json``) →
+    ``salience``; other ``.cache/…`` →
     ``indexes``; ``log/…`` → ``log/``; ``archive/X.md`` → ``archive/``; ``MEMORY.md``,
     ``index.md`` and ``topics/…`` → ``views``; ``proposals/pending/…`` → ``pending``; other
     ``proposals/…`` → ``proposals/``; other top-level files stay themselves (``inbox.md``,
@@ -194,6 +195,8 @@ def holder_of(relative: str) -> str:
         return fixed[relative]
     if len(parts) == 1:
         return relative
+    if parts[0] == ".state":
+        return "salience"
     if parts[0] in ("topics", ".cache"):
         return "views" if parts[0] == "topics" else "indexes"
     if parts[0] == "proposals" and parts[1] == "pending" and len(parts) > 2:
