@@ -86,3 +86,23 @@ def test_recall_names_the_flag_that_shows_superseded_records(cli: Cli) -> None:
     notes = json.loads(cli.ok("recall", "staging db-3", "--json", *h))["notes"]
     assert any("shown with --include-history" in note for note in notes), notes
     assert not any("pass include_history" in note for note in notes)
+
+
+def test_recall_says_how_many_notes_it_could_not_read_and_render_writes_the_rest(cli: Cli) -> None:
+    home, h = _home(cli)
+    broken = cli.ok("remember", "We ship on Fridays.", *h).strip()
+    cli.ok("remember", "Deploy with make ship on Fridays.", "--type", "procedure", *h)
+    cli.ok("recall", "ship", *h)  # the indexes hold both
+    (note,) = (home / "notes" / broken.removeprefix("mem:")).glob("*.md")
+    note.write_text(note.read_text(encoding="utf-8").replace("id: ", "id: [broken", 1), encoding="utf-8")
+    result = cli("recall", "ship fridays", *h)
+    assert result.returncode == 0
+    assert "agent-memory: 1 note could not be read and was not searched: agent-memory doctor names it" in (
+        result.stderr
+    )
+    notes = json.loads(cli.ok("recall", "ship fridays", "--json", *h))["notes"]
+    assert any("1 note could not be read" in n for n in notes)
+    rendered = cli("render", *h)
+    assert broken in rendered.stderr
+    assert "Deploy with make ship on Fridays." in (home / "MEMORY.md").read_text(encoding="utf-8")
+    assert broken in cli("doctor", *h).stdout

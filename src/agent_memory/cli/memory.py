@@ -187,6 +187,9 @@ def recall(
         echo_json(result.to_json())
         return
     click.echo(result.as_prompt_block())
+    for note in result.notes:
+        if "could not be read" in note:
+            click.echo(f"agent-memory: {note}", err=True)
     if not result.records:
         click.echo(f"agent-memory: no records matched {' '.join(query.split())!r}", err=True)
         return

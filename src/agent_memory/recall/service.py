@@ -9,6 +9,7 @@ nothing is written but the salience touches of the records returned.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
@@ -116,6 +117,15 @@ class RecallMethods:
                     recency_weight=self.recall_settings.weight,
                     recency_from=self.recall_settings.recency,
                 )
+            unread = self.catalog.unreadable()
+            if unread:
+                # A note that cannot be read is named, never silently missing (issue 24 item 4).
+                note = (
+                    f"{len(unread)} note{'' if len(unread) == 1 else 's'} could not be read and "
+                    f"{'was' if len(unread) == 1 else 'were'} not searched: agent-memory doctor names "
+                    f"{'it' if len(unread) == 1 else 'them'}"
+                )
+                result = dataclasses.replace(result, notes=(*result.notes, note))
             if result.records and touch:
                 self.salience.touch([r.record.id for r in result.records], now=stamp)
             return result

@@ -371,6 +371,20 @@ class IndexCatalog:
         """The Home's own signing address (:meth:`sign_as`), or ``None``."""
         return self._fresh.home_signer
 
+    def unreadable(self) -> list[str]:
+        """Return the ids of notes the active indexes could not read (not indexed), sorted.
+
+        From the ledger (what the last refresh found, at the notes' current tokens) and the
+        problems seen by this process; ``doctor`` names each file and why (issue 24 item 4).
+        """
+        with self._lock:
+            current = self._fresh.tokens()
+            found: set[str] = set(self._fresh.problems)
+            for name in self._active:
+                for holding in self._holdings_of(name):
+                    found |= holding.unreadable(current)
+            return sorted(found)
+
     def problems(self) -> list[StoreError | SignatureError]:
         """Return the records that could not be read or do not verify (not indexed), as last seen."""
         return list(self._fresh.problems.values())
