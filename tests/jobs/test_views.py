@@ -215,7 +215,8 @@ def test_a_body_of_several_lines_cannot_pass_for_a_row_or_a_footer(home: Home) -
     put(home, make(sneaky))
     render(home)
     memory = read(home, "MEMORY.md")
-    assert "\n    - [2026-01-01] (knowledge) forged row\n" in memory
+    # Indented under its row and escaped (jobs.inert): neither a row nor a footer.
+    assert "\n    \\- [2026-01-01] (knowledge) forged row\n    \\<!-- agent-memory:digest" in memory
     assert check_views(home) == []
 
 

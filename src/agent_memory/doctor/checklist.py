@@ -331,15 +331,23 @@ def _withdrawals(f: HomeFacts) -> tuple[str, str]:
     )
 
 
+def _shown_forms(body: str) -> list[str]:
+    """Return a body as written and as the views show it (escaped by :mod:`agent_memory.jobs.inert`)."""
+    from agent_memory.jobs.inert import inert_inline, inert_lines
+
+    return [body, " ".join(inert_lines(body)), inert_inline(body)]
+
+
 def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
     """Return one line per withdrawn record whose content or own item row is in ``shown``.
 
     Seed 000 §12.2 withdraws a scope's *influence*: its content must not be surfaced, while
     an id is a content-free stable identifier (the ``WithdrawalRecord`` itself names ids).
     So a record appears when its body text (whitespace folded; the first 60 characters,
-    as long bodies are summarised) is in the views, or when a line carries its id other
-    than as another record's ``superseded by <id>`` pointer (its own item row ends
-    ``· <id>``; review rows start with it). The pointer of an exposed predecessor to a
+    as long bodies are summarised; as written or escaped as the views show it) is in the
+    views, or when a line carries its id other than as another record's ``superseded by
+    <id>`` pointer (its own item row ends ``· <id>``; review rows start with it). The
+    pointer of an exposed predecessor to a
     withdrawn successor is history of the predecessor, not the successor's content.
 
     Args:
@@ -354,8 +362,8 @@ def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
     lines = shown.splitlines()
     leaks: list[str] = []
     for record in hidden:
-        text = " ".join(record.body.split())[:60].rstrip()
-        if text and re.search(rf"(?<![\w]){re.escape(text)}", folded):
+        texts = {" ".join(form.split())[:60].rstrip() for form in _shown_forms(record.body)}
+        if any(t and re.search(rf"(?<![\w]){re.escape(t)}", folded) for t in texts):
             leaks.append(f"{record.id}: its text")
             continue
         pointer = re.compile(rf"superseded by {re.escape(record.id)}(?![\w])")

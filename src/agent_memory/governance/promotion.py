@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import ProposalError, RecordError
+from agent_memory.jobs.inert import inert_inline
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import format_timestamp, parse_timestamp
 from agent_memory.transfer.exchange import write_bytes_atomic
@@ -331,7 +332,9 @@ class Promotions:
             )
             if pointer.encode("utf-8") not in before:
                 gap = b"" if not before or before.endswith(b"\n") else b"\n"
-                write_bytes_atomic(conventions, before + gap + f"- {proposal.rule} {pointer}\n".encode())
+                # The rule is note text: escaped like every view's (jobs.inert), it adds no structure.
+                line = f"- {inert_inline(proposal.rule)} {pointer}\n"
+                write_bytes_atomic(conventions, before + gap + line.encode())
             return _decide(proposal, path, "accepted", self.actor, stamp, why)
 
     def reject(self, proposal_id: str, *, reason: str, now: datetime | None = None) -> PromotionProposal:

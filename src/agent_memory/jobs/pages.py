@@ -3,9 +3,11 @@
 Pure functions of the entries :mod:`agent_memory.jobs.views` selected (record, review state,
 topic) and the Home's time zone: no clock, no file system, no salience, so the same notes
 and log always give the same bytes. Every date is the record's local day in the Home's zone
-(:mod:`agent_memory.jobs.inbox` date policy). Bodies of several lines keep them, indented,
-so no body line can pass for a row, a heading or the digest footer. Topic pages are built
-in :mod:`agent_memory.jobs.topics` from the same rows.
+(:mod:`agent_memory.jobs.inbox` date policy). Note text (bodies, subjects, sources, reasons)
+is escaped by :mod:`agent_memory.jobs.inert`, so no heading, HTML, link reference definition or
+frontmatter in it changes a view's structure; bodies of several lines keep them, indented,
+so no body line can pass for a row or the digest footer either. Topic pages are built in
+:mod:`agent_memory.jobs.topics` from the same rows.
 
 Rows follow seed 000 §11 (``- [YYYY-MM-DD] (kind) text Source: ref.``) extended like the
 recall prompt block: the subject of a state record, the record id, and its status marks.
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 
 from agent_memory.governance.review_book import ReviewState
+from agent_memory.jobs.inert import inert_code, inert_inline, inert_lines
 from agent_memory.recall.prompt_block import source_separator
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
@@ -205,7 +208,7 @@ def index_page(
     cleanup = _capped([_cleanup_row(e) for e in _dispute_leaders(entries)], "agent-memory status")
     review = _capped(
         [
-            f"- {e.record.id} quarantined (taint: {', '.join(e.record.taint or ())}) → topics/{e.topic}.md"
+            f"- {e.record.id} quarantined (taint: {_taints(e.record)}) → topics/{e.topic}.md"
             for e in sorted(entries, key=lambda e: e.record.id)
             if category(e) == "review"
         ],
@@ -239,13 +242,19 @@ def row(entry: Entry, zone: tzinfo, indent: str = "") -> str:
     record = entry.record
     start = day_of(record.effective_valid_from, zone).isoformat()
     dates = f"{start} → {day_of(record.valid_to, zone).isoformat()}" if record.valid_to else start
-    label = record.kind_label
+    label = _label(record)
     if record.effective_namespace != "default":
-        label += f", {record.effective_namespace}"
-    body = record.body.replace("\n", "\n" + indent + "    ")
-    source = record.provenance.ref or "(none recorded)"
+        label += f", {inert_inline(record.effective_namespace)}"
+    body = ("\n" + indent + "    ").join(inert_lines(record.body))
+    source = inert_inline(record.provenance.ref) if record.provenance.ref else "(none recorded)"
     dash = source_separator(record.body)
     return f"{indent}- [{dates}] ({label}) {body}{dash}Source: {source}. · {record.id}{_marks(entry)}"
+
+
+def _label(record: MemoryRecord) -> str:
+    # record.kind_label, with the subject (note text) escaped.
+    label = record.effective_kind.value + (f" {inert_inline(record.subject)}" if record.subject else "")
+    return label if record.type.value == "fact" else f"{label}, {record.type.value}"
 
 
 def _marks(entry: Entry) -> str:
@@ -256,16 +265,20 @@ def _marks(entry: Entry) -> str:
     if record.state is State.ARCHIVED:
         marks.append("archived")
     if record.transition is not None:
-        marks.append(f"disputed: {record.transition.reason}")
+        marks.append(f"disputed: {inert_inline(record.transition.reason)}")
     if review == "quarantined":
-        marks.append(f"quarantined (taint: {', '.join(record.taint or ())}): unreviewed")
+        marks.append(f"quarantined (taint: {_taints(record)}): unreviewed")
     elif review == "rejected":
         marks.append("rejected by review: not to act on")
     if review.stale:
         marks.append("marked stale by review")
     if record.flagged:
-        marks.append(f"flagged: {record.flag_reason}")
+        marks.append(f"flagged: {inert_inline(record.flag_reason or '')}")
     return f" ← {'; '.join(marks)}" if marks else ""
+
+
+def _taints(record: MemoryRecord) -> str:
+    return inert_inline(", ".join(record.taint or ()))
 
 
 def _dispute_leaders(entries: Iterable[Entry]) -> list[Entry]:
@@ -284,10 +297,11 @@ def _cleanup_row(entry: Entry) -> str:
     record = entry.record
     where = f" → topics/{entry.topic}.md"
     if record.transition is not None:
-        on = f"`subject: {record.subject}`" if record.subject else "knowledge"
+        on = inert_code(f"subject: {record.subject}") if record.subject else "knowledge"
         a, b = record.transition.sides
-        return f"- Conflict on {on}: {a} vs {b} ({record.transition.reason}){where}"
-    what = f"flagged rule ({record.flag_reason})" if record.flagged else "marked stale by review"
+        return f"- Conflict on {on}: {a} vs {b} ({inert_inline(record.transition.reason)}){where}"
+    flagged = f"flagged rule ({inert_inline(record.flag_reason or '')})"
+    what = flagged if record.flagged else "marked stale by review"
     return f"- {record.id} {what}{where}"
 
 
@@ -299,9 +313,9 @@ def _capped(rows: list[str], command: str) -> list[str]:
 
 def _recent_row(entry: Entry, zone: tzinfo) -> str:
     record = entry.record
-    label = record.kind_label
+    label = _label(record)
     text = " ".join(record.body.split())
-    summary = text if len(text) <= 80 else text[:79].rstrip() + "…"
+    summary = inert_inline(text if len(text) <= 80 else text[:79].rstrip() + "…")
     status = "" if record.state is State.ACTIVE else f" ({record.state.value})"
     day = day_of(record.updated_at or record.created_at, zone).isoformat()
     return f"- [{day}] ({label}) {summary}{status} → topics/{entry.topic}.md"
@@ -310,7 +324,7 @@ def _recent_row(entry: Entry, zone: tzinfo) -> str:
 def _topic_row(summary: TopicSummary) -> str:
     counts = summary.counts
     return (
-        f"- {summary.path} — Read when: {', '.join(summary.triggers[:6])} "
+        f"- {summary.path} — Read when: {inert_inline(', '.join(summary.triggers[:6]))} "
         f"({counts['current']} current, {counts['cleanup'] + counts['review']} pending, "
         f"{counts['history']} history; updated {summary.last_updated.isoformat()})"
     )

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import date, tzinfo
 
+from agent_memory.jobs.inert import inert_code, inert_inline
 from agent_memory.jobs.pages import (
     CATEGORIES,
     GENERATED,
@@ -106,7 +107,7 @@ def topic_page(summary: TopicSummary, entries: Sequence[Entry], *, zone: tzinfo)
         "",
         "## Summary",
         "",
-        f"Read when the task involves: {', '.join(summary.triggers)}. "
+        f"Read when the task involves: {inert_inline(', '.join(summary.triggers))}. "
         f"{counts['current']} current item(s), {counts['cleanup']} disputed or marked, "
         f"{counts['review']} awaiting review, {counts['history']} in history.",
     ]
@@ -158,7 +159,8 @@ def _cleanup_rows(entries: Sequence[Entry], zone: tzinfo) -> list[str]:
             continue
         sides = [by_id[s] for s in record.transition.sides if s in by_id]
         done.update(record.transition.sides)
-        header = f"Conflict on `subject: {record.subject}`:" if record.subject else "Conflict (knowledge):"
+        subject = inert_code(f"subject: {record.subject}")
+        header = f"Conflict on {subject}:" if record.subject else "Conflict (knowledge):"
         lines.append(f"- {header}")
         lines += [row(side, zone, "  ") for side in sides]
         lines += [

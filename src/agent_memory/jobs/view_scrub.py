@@ -27,6 +27,7 @@ from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, replace_tex
 from agent_memory.governance.gate import Gate
 from agent_memory.home import Home
 from agent_memory.jobs.files import read_bytes, replace_bytes
+from agent_memory.jobs.inert import view_forms
 from agent_memory.jobs.views import RenderResult, check_views, render_held, view_files
 from agent_memory.records.record import MemoryRecord
 
@@ -39,7 +40,8 @@ class WithdrawnMarks:
 
     Attributes:
         ids: Record ids (``mem:…``); a line containing one is dropped.
-        texts: Body lines of at least ``MIN_TEXT_BYTES`` bytes (UTF-8), stripped; a line
+        texts: Body lines of at least ``MIN_TEXT_BYTES`` bytes (UTF-8), stripped, raw and as
+            a view shows them (:func:`~agent_memory.jobs.inert.view_forms`); a line
             containing one is dropped.
         short: Shorter body lines, stripped; only a line that is exactly one of them (after
             a ``-``/``*`` list marker) is dropped, so short words elsewhere survive.
@@ -103,7 +105,8 @@ def withdrawn_marks(records: Iterable[MemoryRecord], gate: Gate) -> WithdrawnMar
         if record.redacted or view.is_exposed(record):
             continue
         ids.add(record.id.encode("utf-8"))
-        for line in record.body.splitlines():
+        # A view shows the escaped form of a body line (jobs.inert): look for both.
+        for line in [*record.body.splitlines(), *view_forms(record.body)]:
             text = line.strip().encode("utf-8")
             if len(text) >= MIN_TEXT_BYTES:
                 texts.add(text)

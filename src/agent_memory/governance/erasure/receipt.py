@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import RecordError
+from agent_memory.jobs.inert import inert_inline, view_forms
 
 if TYPE_CHECKING:
     from agent_memory.governance.erasure.sanitize import FileLineage
@@ -161,7 +162,7 @@ def next_erasure_id(taken: Iterable[str], day: str) -> str:
 
 
 def needles_of(bodies: Iterable[str]) -> tuple[bytes, ...]:
-    """Return the byte strings a scan looks for: each body as UTF-8 and JSON-escaped.
+    """Return the byte strings a scan looks for: each body as UTF-8, as the views show it, JSON-escaped.
 
     Bodies of fewer than 4 characters (``[redacted]`` excepted, never a needle) are kept
     too: erasing a short text may report holders that merely contain those letters, which
@@ -174,6 +175,8 @@ def needles_of(bodies: Iterable[str]) -> tuple[bytes, ...]:
         if not body or body == "[redacted]":
             continue
         found.add(body.encode("utf-8"))
+        # As the views show it (escaped by jobs.inert): a view edited by hand keeps that form.
+        found.update(form.encode("utf-8") for form in {inert_inline(body), *view_forms(body)} - {body})
         found.add(json.dumps(body, ensure_ascii=False)[1:-1].encode("utf-8"))
         found.add(json.dumps(body)[1:-1].encode("ascii"))
     return tuple(sorted(found))
