@@ -26,7 +26,7 @@ from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, ConfigError, RecordError
 from agent_memory.log.anchor import Checkpoint, checkpoint_path, make_checkpoint, record_checkpoint, trailer
-from agent_memory.log.base import OperationLog
+from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import address_of, load_or_create_identity
@@ -242,14 +242,15 @@ class Home:
         fd = os.open(self.cache_dir / "writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            before = self._head()
             try:
                 yield
             finally:
-                self.anchor()  # one checkpoint per write batch, still under the lock
+                self.anchor(before=before)  # one checkpoint per write batch, still under the lock
         finally:
             os.close(fd)
 
-    def anchor(self) -> Checkpoint | None:
+    def anchor(self, *, before: LogEntry | None = None) -> Checkpoint | None:
         """Sign the log's head into the checkpoint file beside the key, if it moved (issue 19).
 
         Called when the writer lock is released, so every write batch is anchored outside
@@ -257,15 +258,24 @@ class Home:
         :func:`~agent_memory.log.anchor.record_checkpoint`). Without a key file nothing is
         signed: ``log --verify`` then says what it cannot detect.
 
+        Args:
+            before: The log head when the writer lock was taken (spares reading the log to
+                check that the file's checkpoint is still in it).
+
         Returns:
             The newest checkpoint, or ``None`` (empty log, no key, or the file not writable).
         """
         keys = self._keys()
         if keys is None:
             return None
-        return record_checkpoint(
-            self.log(), keys, self.settings.home_id, checkpoint_path(self.settings.key_file, self.root)
-        )
+        path = checkpoint_path(self.settings.key_file, self.root)
+        return record_checkpoint(self.log(), keys, self.settings.home_id, path, before=before)
+
+    def _head(self) -> LogEntry | None:
+        try:
+            return self.log().last()
+        except AgentMemoryError:
+            return None  # a damaged head: the write reports it; the anchor then checks the log
 
     def _keys(self) -> KeyPair | None:
         try:

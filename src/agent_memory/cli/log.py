@@ -30,7 +30,10 @@ __all__ = ["log"]
     help="The Home whose log/ folder to read.",
 )
 @click.option(
-    "--verify", "check", is_flag=True, help="Check every line and the hash chain instead of listing."
+    "--verify",
+    "check",
+    is_flag=True,
+    help="Check every line, the hash chain and the signed checkpoints of its head instead of listing.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print each entry's stored JSON line.")
 @click.option(

@@ -149,11 +149,17 @@ class Checkpoint:
 
 
 def make_checkpoint(
-    log: JsonlLog, keys: KeyPair, home_id: str, *, head: LogEntry | None = None
+    log: JsonlLog,
+    keys: KeyPair,
+    home_id: str,
+    *,
+    head: LogEntry | None = None,
+    known_months: Mapping[str, int] | None = None,
 ) -> Checkpoint | None:
     """Sign a checkpoint of the log's current head (``None`` for an empty log); write nothing.
 
-    Reads the last line and the first line of each month file, never the whole log.
+    Reads the last line and the first line of each month file not in ``known_months`` (the
+    months of an earlier checkpoint the log still holds), never the whole log.
 
     Raises:
         LogError: The head or a month file's first line cannot be read.
@@ -163,7 +169,8 @@ def make_checkpoint(
         return None
     months: dict[str, int] = {}
     for path in log.month_files():
-        first = first_seq(path)
+        first = known_months.get(path.stem) if known_months else None
+        first = first if first is not None else first_seq(path)
         if first is not None and first <= head.seq:
             months[path.stem] = first
     unsigned = Checkpoint(home_id, head.seq, head.digest, head.time, months, address_of(keys))
@@ -244,12 +251,22 @@ class CheckpointFile:
             temp.unlink(missing_ok=True)
 
 
-def record_checkpoint(log: JsonlLog, keys: KeyPair, home_id: str, path: Path) -> Checkpoint | None:
+def record_checkpoint(
+    log: JsonlLog, keys: KeyPair, home_id: str, path: Path, *, before: LogEntry | None = None
+) -> Checkpoint | None:
     """Anchor the log's head in the checkpoint file after a write batch; return the newest checkpoint.
 
     Nothing is written when the file already holds the head. When the file's newest
     checkpoint is no longer in the log (a tail cut, a line rewritten since), it is kept in
     the file's ``kept`` list instead of being overwritten. Called under the Home's writer lock.
+
+    Args:
+        log: The Home's log.
+        keys: The Home's key pair.
+        home_id: The Home's id.
+        path: The checkpoint file (:func:`checkpoint_path`).
+        before: The head when the writer lock was taken: when the file's checkpoint is that
+            entry, the batch only appended after it, so the log is not read to check it.
 
     Returns:
         The checkpoint the file now holds as newest, or ``None`` when the log is empty or the
@@ -264,15 +281,18 @@ def record_checkpoint(log: JsonlLog, keys: KeyPair, home_id: str, path: Path) ->
             newest, kept = file.read()
         except LogError:
             newest, kept = None, []  # a damaged file is replaced; log --verify reported it
-        if (
-            newest is not None
-            and newest.home == home_id
-            and (newest.seq, newest.head) == (head.seq, head.digest)
-        ):
+        if newest is not None and newest.home != home_id:
+            newest = None
+        if newest is not None and (newest.seq, newest.head) == (head.seq, head.digest):
             return newest
-        if newest is not None and newest.home == home_id and not _log_holds(log, newest, head):
-            kept = [*kept, newest]
-        made = make_checkpoint(log, keys, home_id, head=head)
+        known: Mapping[str, int] | None = None
+        if newest is not None:
+            same = before is not None and (newest.seq, newest.head) == (before.seq, before.digest)
+            if same or _log_holds(log, newest, head):
+                known = newest.months
+            else:
+                kept = [*kept, newest]
+        made = make_checkpoint(log, keys, home_id, head=head, known_months=known)
         if made is None:
             return None
         file.write(made, kept)
