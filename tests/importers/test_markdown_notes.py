@@ -19,11 +19,13 @@ def notes(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "notes", NOTES)
 
 
-def test_a_short_note_is_one_record_headed_by_its_title(notes: Path) -> None:
+def test_a_short_note_is_one_record_and_its_file_name_is_never_made_its_title(notes: Path) -> None:
     items, problems = read("markdown", notes)
     assert problems == []
     grout = items["grout.md#L1-L1"]
-    assert grout.text == "# grout\n\nUse sanded grout for joints wider than 3 mm."
+    # The file name is presentation, named by the source anchor: the body is the note's own
+    # text, so the same note under another name is one record (issue 18 case 9).
+    assert grout.text == "Use sanded grout for joints wider than 3 mm."
     assert grout.type == "fact" and grout.tags == ("markdown",)
     assert grout.occurred_at is None  # no frontmatter date: no event time, never the file's mtime
 
@@ -80,7 +82,7 @@ def test_a_bad_frontmatter_is_reported_with_the_file_and_nothing_of_it_is_writte
         bodies = [record.body for record in memory.store.list()]
     assert len(report.errors) == 1 and report.errors[0].startswith("bad.md: ")
     assert reason in report.errors[0]
-    assert bodies == ["# good\n\nA good note."]
+    assert bodies == ["A good note."]
 
 
 def test_a_single_note_is_anchored_as_it_was_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
