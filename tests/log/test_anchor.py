@@ -231,3 +231,14 @@ def test_the_write_path_reads_only_the_head_and_each_month_s_first_line(
     made = record_checkpoint(log, keys, home.settings.home_id, path)
     assert made is not None and made.seq == 1502
     assert 0 < read[0] < size / 10
+
+
+def test_an_erasure_that_rewrites_git_history_keeps_every_trailer_a_witness(tmp_path: Path) -> None:
+    home = make_home(tmp_path, git=True)
+    (first, *_) = [r.id for r in home.store().list()]
+    with Memory.open(home.root) as memory:
+        memory.erase([first], reason="asked by the owner", authority="owner", rewrite_git=True)
+    commits, problems = git_checkpoints(home.root)
+    audit = audit_log(home)
+    assert problems == [] and len(commits) >= 2
+    assert audit.ok and audit.warnings == (), (audit.failures, audit.warnings)
