@@ -214,6 +214,7 @@ class Memory(
         head = memory.log.last()
         memory._opened_seq = head.seq if head else 0
         memory.roll_forward()
+        memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
         return memory
 
     # ------------------------------------------------------------------ writes

@@ -11,7 +11,8 @@ on a pipe; the test kills it at a random moment, :data:`KILLS_PER_OP` times. Aft
 - every acknowledged write is there: the record, its supersede, the accepted proposal's
   versions, the captured or archived inbox line, the erasure (and no byte of the erased text
   in ``notes/``);
-- the Home opens as a :class:`Memory` again.
+- the Home opens as a :class:`Memory` again, which finishes an interrupted erasure: a receipt
+  is present for every tombstone (issue 20 item 2).
 
 The children are forked from a warm zygote (``crash_child.py``) so a kill cycle costs about
 as much as the operation itself.
@@ -207,6 +208,20 @@ def check_acknowledged(root: Path, acks: list[dict[str, Any]]) -> int:
     return checked
 
 
+def receipts_for_every_tombstone(root: Path) -> None:
+    """Assert that every erased record has its receipt in the log and no erasure is left open.
+
+    An erase killed after its intent is finished by the next open (issue 20 item 2): never a
+    tombstone without an ``erase`` entry naming it.
+    """
+    home = Home.open(root)
+    erased = {r.id for r in home.store().list() if r.redacted}
+    receipted = {rid for e in home.log().entries() if e.action == "erase" for rid in e.record_ids}
+    assert erased <= receipted, f"tombstones without a receipt: {sorted(erased - receipted)}"
+    journal = home.cache_dir / "erase-journal"
+    assert not journal.exists() or not any(journal.glob("*.json")), "an erasure is still open"
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_a_writer_killed_at_random_points_loses_no_acknowledged_write(op: str, tmp_path: Path) -> None:
     seed = random.Random(op).getrandbits(32)  # noqa: S311 - test schedule, reproducible
@@ -240,8 +255,9 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_write(op: str, t
             acknowledged += check_acknowledged(root, [a for a in new if a["kind"] != "ready"])
             # Older acknowledgements must survive later kills (and repairs) too.
             check_acknowledged(root, acks)
-            with Memory.open(root) as memory:
+            with Memory.open(root) as memory:  # finishes an erasure the kill interrupted
                 memory.status()
+            receipts_for_every_tombstone(root)
     finally:
         zygote.close()
     record_figures(

@@ -63,6 +63,7 @@ class Action(StrEnum):
     RESOLVE = "resolve"  # a transition pair was resolved
     ARCHIVE = "archive"  # a record was archived
     ERASE = "erase"  # authorized erasure: the content-free receipt only (seed 000 §12.3)
+    ERASE_INTENT = "erase-intent"  # an erasure is about to tombstone (finished on the next open)
     WITHDRAW = "withdraw"  # a withdrawal control record (seed 000 §12.2)
     REINSTATE = "reinstate"  # a reinstatement naming a withdrawal
     REVIEW = "review"  # approve, reject or mark stale (DESIGN.md §9 "review marks are events")

@@ -27,8 +27,11 @@ Outside a Home (an in-memory or SQLite-backed Memory) the store is the only file
 SQLite store's database, ``-wal`` and ``-shm`` files are scanned; a PostgreSQL store reports
 what the server may still keep (``postgres-residue``).
 
-Known limit: an erasure interrupted after step 3 leaves tombstones without a receipt; the
-ids are then "already erased", and the sweep of the Home can be finished only by hand.
+Interrupted erasures finish (issue 20 item 2): before the first tombstone the plan is saved
+to the erasure journal (:mod:`.journal`) and an ``erase-intent`` event is logged; steps 3-5
+are idempotent, so :meth:`ErasureMethods.finish_erasures` (run by ``Memory.open``, and by
+``erase`` asked again for the same records) carries the plan out and logs the receipt. Every
+tombstone thus ends with its receipt.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.governance.erasure.journal import ERASE_INTENT, JOURNAL_FOLDER, ErasurePlan
 from agent_memory.governance.erasure.receipt import ErasureReceipt, HolderResult, needles_of, next_erasure_id
 from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, covered_anchors
 from agent_memory.log.base import entries_from_time
@@ -134,9 +139,18 @@ class ErasureMethods:
                 raise RecordError(f"an erasure needs a non-empty {name}", field=name)
         with self._writing():
             histories = {record_id: self.store.history(record_id) for record_id in scope}
+            if any(h[-1].redacted for h in histories.values()):
+                # An interrupted erasure of these records is finished, with its receipt.
+                folder = self._journal_folder()
+                finished = (
+                    self._finish_erasures_held(folder) if folder is not None and folder.is_dir() else []
+                )
+                for receipt in finished:
+                    if set(scope) <= set(receipt.scope_refs):
+                        return receipt
             for record_id, history in histories.items():
                 if history[-1].redacted:
-                    raise LifecycleError("already erased", record_id=record_id)
+                    raise LifecycleError(self._already_erased(record_id), record_id=record_id)
             needles = needles_of(v.body for h in histories.values() for v in h)
             dependents = self._dependents(set(scope), needles)
             extra = sorted(set(cascade))
@@ -158,41 +172,127 @@ class ErasureMethods:
             # the chain), and D began less than three days before this stamp in any time zone
             # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
             recent = entries_from_time(self.log, stamp - timedelta(days=3))
-            taken = [str(e.details.get("erasure_id", "")) for e in recent if e.action == "erase"]
-            erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
-            self._drop_pending(set(scope), needles)
-            tombstones: dict[str, MemoryRecord] = {
-                rid: erase_one(rid, reason.strip(), now=stamp) for rid in scope
-            }
-            self.catalog.erased(scope)
-            self.salience.forget(scope)
-            kept = {rid: record for rid, record in dependents.items() if rid not in histories}
-            holders = [self._store_holder(needles), self._write_keys_holder(histories)]
-            holders += [
-                HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
-                for rid in sorted(kept)
+            taken = [
+                str(e.details.get("erasure_id", "")) for e in recent if e.action in ("erase", ERASE_INTENT)
             ]
-            sweep = self._sweep(histories, tombstones, needles, erasure_id, kept, rewrite_git)
-            if sweep is None:
-                holders += [HolderResult(name, "completed") for name in ("indexes", "salience", "pending")]
-            else:
-                holders += self._source_dependents(sweep, set(histories) | set(kept))
-                holders += sweep.holders
-            receipt = ErasureReceipt(
+            erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
+            plan = ErasurePlan(
                 erasure_id=erasure_id,
-                scope_refs=tuple(scope),
-                authority_ref=authority.strip(),
-                decided_by=self.actor,
+                scope=tuple(scope),
+                needles=needles,
+                anchors=covered_anchors(histories.values()),
                 reason=reason.strip(),
-                decided_at=format_timestamp(stamp),
-                executed_at=format_timestamp(max(stamp, self._clock(None))),
-                holders=tuple(holders),
-                sanitized_replacement_refs=tuple(sweep.sanitized if sweep else ()),
-                removed_refs=tuple(sweep.removed if sweep else ()),
-                archive_lineage=tuple(sweep.lineage if sweep else ()),
+                authority=authority.strip(),
+                rewrite_git=rewrite_git,
+                decided_at=stamp,
             )
-            self.log.append("erase", actor=self.actor, record_ids=scope, details=receipt.to_wire(), now=stamp)
-            return receipt
+            # The intent comes before the first tombstone: a kill from here on is finished
+            # by the next open (or by running erase again), never left without its receipt.
+            self._open_erasure(plan)
+            return self._carry_out(plan, histories, set(dependents) - set(histories))
+
+    def finish_erasures(self) -> list[ErasureReceipt]:
+        """Finish every erasure an interrupted process left (issue 20 item 2); return their receipts.
+
+        Called by ``Memory.open``; also by :meth:`erase` when it is asked again for records
+        such an erasure already tombstoned. A journal whose receipt is already in the log is
+        only removed. Each finished erasure tombstones what is left, purges the indexes and
+        sidecars, sweeps the Home and logs its receipt.
+
+        Raises:
+            StoreError, ConfigError: As :meth:`erase` (the journal stays for the next try).
+        """
+        folder = self._journal_folder()
+        if folder is None or not folder.is_dir() or not any(folder.glob("*.json")):
+            return []
+        with self._writing():
+            return self._finish_erasures_held(folder)
+
+    def _finish_erasures_held(self, folder: Path) -> list[ErasureReceipt]:
+        """:meth:`finish_erasures` for a caller that holds the writer lock."""
+        receipts = []
+        for path in sorted(folder.glob("*.json")):
+            plan = ErasurePlan.load(path)
+            if any(
+                e.action == "erase" and e.details.get("erasure_id") == plan.erasure_id
+                for e in self.log.entries()
+            ):
+                path.unlink(missing_ok=True)  # killed after its receipt: nothing left to do
+                continue
+            histories = {rid: self.store.history(rid) for rid in plan.scope}
+            dependents = self._dependents(set(plan.scope), plan.needles)
+            receipts.append(self._carry_out(plan, histories, set(dependents) - set(histories)))
+        return receipts
+
+    def _already_erased(self, record_id: str) -> str:
+        receipts = [
+            str(e.details.get("erasure_id"))
+            for e in self.log.entries()
+            if e.action == "erase" and record_id in e.record_ids
+        ]
+        return f"already erased (receipt {receipts[-1]})" if receipts else "already erased"
+
+    def _journal_folder(self) -> Path | None:
+        return self.home.cache_dir / JOURNAL_FOLDER if self.home is not None else None
+
+    def _open_erasure(self, plan: ErasurePlan) -> None:
+        folder = self._journal_folder()
+        if folder is not None:
+            plan.save(folder)
+        self.log.append(
+            ERASE_INTENT,
+            actor=self.actor,
+            record_ids=plan.scope,
+            details=plan.intent_details(),
+            now=plan.decided_at,
+        )
+
+    def _carry_out(
+        self, plan: ErasurePlan, histories: dict[str, list[MemoryRecord]], kept_ids: set[str]
+    ) -> ErasureReceipt:
+        """Steps 3-5 of the module docstring for ``plan``; idempotent, so a roll-forward reruns it."""
+        scope, needles, stamp = list(plan.scope), plan.needles, plan.decided_at
+        erase_one = getattr(self.store, "erase", None)
+        if not callable(erase_one):
+            raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+        self._drop_pending(set(scope), needles)
+        tombstones: dict[str, MemoryRecord] = {}
+        for rid in scope:
+            latest = histories[rid][-1]
+            # The store replaces the latest version last: a redacted latest means all are.
+            tombstones[rid] = latest if latest.redacted else erase_one(rid, plan.reason, now=stamp)
+        self.catalog.erased(scope)
+        self.salience.forget(scope)
+        kept = {rid: self.store.get(rid) for rid in sorted(kept_ids)}
+        holders = [self._store_holder(needles), self._write_keys_holder(histories)]
+        holders += [
+            HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
+            for rid in sorted(kept)
+        ]
+        sweep = self._sweep(plan.anchors, tombstones, needles, plan.erasure_id, kept, plan.rewrite_git)
+        if sweep is None:
+            holders += [HolderResult(name, "completed") for name in ("indexes", "salience", "pending")]
+        else:
+            holders += self._source_dependents(sweep, set(histories) | set(kept))
+            holders += sweep.holders
+        receipt = ErasureReceipt(
+            erasure_id=plan.erasure_id,
+            scope_refs=tuple(scope),
+            authority_ref=plan.authority,
+            decided_by=self.actor,
+            reason=plan.reason,
+            decided_at=format_timestamp(stamp),
+            executed_at=format_timestamp(max(stamp, self._clock(None))),
+            holders=tuple(holders),
+            sanitized_replacement_refs=tuple(sweep.sanitized if sweep else ()),
+            removed_refs=tuple(sweep.removed if sweep else ()),
+            archive_lineage=tuple(sweep.lineage if sweep else ()),
+        )
+        self.log.append("erase", actor=self.actor, record_ids=scope, details=receipt.to_wire(), now=stamp)
+        folder = self._journal_folder()
+        if folder is not None:
+            (folder / f"{plan.erasure_id}.json").unlink(missing_ok=True)
+        return receipt
 
     # ------------------------------------------------------------------ steps
 
@@ -260,7 +360,7 @@ class ErasureMethods:
 
     def _sweep(
         self,
-        histories: dict[str, list[MemoryRecord]],
+        anchors: dict[str, set[str]],
         tombstones: dict[str, MemoryRecord],
         needles: tuple[bytes, ...],
         erasure_id: str,
@@ -275,7 +375,7 @@ class ErasureMethods:
             self.home,
             self.log,
             tombstones=tombstones,
-            anchors=covered_anchors(histories.values()),
+            anchors=anchors,
             needles=needles,
             erasure_id=erasure_id,
             keys=self.identity,

@@ -219,6 +219,9 @@ def home_files_holding(root: Path, needles: Sequence[bytes]) -> dict[str, list[s
         relative = path.relative_to(root).as_posix()
         if relative == ".git" or relative.startswith(".git/") or path.is_symlink() or not path.is_file():
             continue
+        if relative.startswith(".cache/erase-journal/"):
+            continue  # the erasure's own working copy of its texts, removed with its receipt
+
         data = path.read_bytes()
         if any(needle in data for needle in needles):
             found.setdefault(holder_of(relative), []).append(relative)
