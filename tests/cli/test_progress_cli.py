@@ -65,4 +65,24 @@ def test_init_says_where_it_put_the_key(cli: Cli, tmp_path: Path) -> None:
     lines = out.splitlines()
     key = Path(cli.env["XDG_CONFIG_HOME"]) / "agent-memory" / "keys"
     assert lines[2].startswith(f"key     {key}/") and "kept outside the Home, never committed" in lines[3]
-    assert len(list(key.iterdir())) == 1
+    assert Path(lines[2].split()[1]).is_file()
+
+
+def test_render_consolidate_distill_and_import_draw_progress_on_a_terminal_only(cli: Cli) -> None:
+    home = cli.home()
+    cli.ok("remember", "Tea is served at four.", "--home", str(home))
+    exported = cli.root / "out.json"
+    cli.ok("export", str(exported), "--home", str(home))
+    other = cli.home("other")
+    for args, label in (
+        (("render",), b"rendering views"),
+        (("consolidate",), b"consolidating"),
+        (("distill",), b"distilling"),
+    ):
+        status, _, drawn = _with_terminal_stderr(cli, *args, "--home", str(home))
+        assert status == 0 and label in drawn, (args, drawn)
+        assert label not in cli(*args, "--home", str(home)).stderr.encode()
+    status, _, drawn = _with_terminal_stderr(cli, "import", str(exported), "--home", str(other))
+    assert status == 0 and b"importing " in drawn and b"out.json (1 of 1)" in drawn
+    status, _, drawn = _with_terminal_stderr(cli, "import", str(exported), "--home", str(other), "--quiet")
+    assert b"importing" not in drawn

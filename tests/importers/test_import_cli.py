@@ -31,7 +31,9 @@ def test_the_demo_command_runs_on_a_repository(tmp_path: Path, repo: Path) -> No
     done = run(tmp_path, "demo", "--home", str(tmp_path / "demo"), "--repo", str(repo))
     assert done.returncode == 0, done.stderr
     assert "== 1. Make a Home" in done.stdout and "Withdraw and reinstate" in done.stdout
-    assert "Done in" in done.stdout and (tmp_path / "demo" / "notes").is_dir()
+    built, where, _ = done.stdout.splitlines()[-3:]
+    assert built.startswith("Built a Home of ") and (tmp_path / "demo" / "notes").is_dir()
+    assert where.startswith(f"It is in {tmp_path / 'demo'}; its signing key is ")
 
 
 def test_a_dataset_import_is_quarantined_unless_trust_is_given(tmp_path: Path) -> None:

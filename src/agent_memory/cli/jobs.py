@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from agent_memory.cli.common import commit_home, echo_json, home_option, json_option, open_home
+from agent_memory.cli.common import commit_home, echo_json, home_option, json_option, open_home, quiet_option
+from agent_memory.cli.progress import progress
 
 _KINDS = click.Choice(["state", "knowledge"])
 
@@ -182,7 +183,8 @@ def schedule(print_: str, at: str, home: str | None) -> None:
 )
 @home_option
 @json_option
-def render(budget: int, force: bool, check: bool, home: str | None, as_json: bool) -> None:
+@quiet_option
+def render(budget: int, force: bool, check: bool, home: str | None, as_json: bool, quiet: bool) -> None:
     """Write MEMORY.md, index.md and topics/*.md from the Home's notes and log.
 
     MEMORY.md (loaded at every session start) holds only active records that are untainted
@@ -195,7 +197,8 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
     from agent_memory.jobs.views import render as run
 
     opened = open_home(home)
-    result = run(opened, force=force, budget_tokens=budget, check=check)
+    with progress("rendering views", quiet=quiet or as_json):
+        result = run(opened, force=force, budget_tokens=budget, check=check)
     if not check:
         commit_home(opened, "render")
     if as_json:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option
+from agent_memory.cli.common import echo_json, home_option, json_option, quiet_option
+from agent_memory.cli.progress import progress
 
 __all__ = ["consolidate", "distill"]
 
@@ -21,7 +22,8 @@ __all__ = ["consolidate", "distill"]
 @home_option
 @click.option("--dry-run", is_flag=True, help="Report what would be done; write nothing.")
 @json_option
-def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
+@quiet_option
+def consolidate(home: str | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Consolidate the Home: dedup, near-duplicates, state, contradictions, promotion, rule flags, decay.
 
     Applies nothing: every change — superseding exact duplicates by their strongest copy,
@@ -31,12 +33,16 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
     ``maintenance/<UTC stamp>`` branch) for ``proposals``, ``accept`` and ``reject``. Prints one
     line per proposal, protected record and rejection with its reason; ``--json`` prints
     ``{"actions", "proposals", "rejections", "stats", "branch", "dry_run"}`` (``actions`` are
-    the records decay left alone). Exit status 3 when the Home cannot be read or written.
+    the records decay left alone). A spinner shows on stderr while it runs (only on a
+    terminal; not with --quiet or --json). Exit status 3 when the Home cannot be read or written.
     """
     from agent_memory.home import resolve_home
     from agent_memory.memory import Memory
 
-    with Memory.open(resolve_home(home), source_kind="cli") as memory:
+    with (
+        progress("consolidating", quiet=quiet or as_json),
+        Memory.open(resolve_home(home), source_kind="cli") as memory,
+    ):
         report = memory.consolidate(dry_run=dry_run)
     if as_json:
         echo_json({**report.to_json(), "dry_run": dry_run})
@@ -81,7 +87,10 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool) -> None:
 @click.option("--namespace", default="default", show_default=True, help="Namespace of the proposed records.")
 @click.option("--dry-run", is_flag=True, help="Report what would be proposed; write nothing.")
 @json_option
-def distill(home: str | None, operator: str, namespace: str, dry_run: bool, as_json: bool) -> None:
+@quiet_option
+def distill(
+    home: str | None, operator: str, namespace: str, dry_run: bool, as_json: bool, quiet: bool
+) -> None:
     """Distill archived inbox lines into proposals for review (autodream, seed 000 §14).
 
     Reads archive/*.md (never the live inbox), skips lines a withdrawal hides, lines an
@@ -91,12 +100,16 @@ def distill(home: str | None, operator: str, namespace: str, dry_run: bool, as_j
     exact subject. Nothing is applied: review with proposals, then accept, reject or revert.
     ``--json`` prints {"operator", "proposals", "held", "skipped", "rejections", "withdrawn",
     "problems", "stats", "branch", "log_seq"}. Exit status 3 when the Home cannot be read,
-    the operator cannot be made, or the LLM endpoint fails (nothing written).
+    the operator cannot be made, or the LLM endpoint fails (nothing written). A spinner
+    shows on stderr while it runs (only on a terminal; not with --quiet or --json).
     """
     from agent_memory.home import resolve_home
     from agent_memory.memory import Memory
 
-    with Memory.open(resolve_home(home), source_kind="cli") as memory:
+    with (
+        progress(f"distilling ({operator})", quiet=quiet or as_json),
+        Memory.open(resolve_home(home), source_kind="cli") as memory,
+    ):
         report = memory.distill(operator=operator, namespace=namespace, dry_run=dry_run)
     if as_json:
         echo_json({**report.to_json(), "dry_run": dry_run})

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+from agent_memory.cli.common import echo_json, home_option, json_option, open_home, quiet_option
+from agent_memory.cli.progress import progress
 
 if TYPE_CHECKING:
     from agent_memory.transfer.exchange import ImportReport
@@ -105,6 +106,7 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
 )
 @home_option
 @json_option
+@quiet_option
 def import_(
     paths: tuple[str, ...],
     fmt: str,
@@ -113,6 +115,7 @@ def import_(
     trust: bool,
     home: str | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Import PATHS into the Home: MemoryFiles by default, or conversations or a git repository.
 
@@ -154,7 +157,7 @@ def import_(
     from agent_memory.records.memory_file import MemoryFile
 
     if fmt != "memory-file":
-        _import_items(paths, fmt, limit, home, as_json, trust=trust)
+        _import_items(paths, fmt, limit, home, as_json, trust=trust, quiet=quiet)
         return
     if trust:
         raise click.UsageError(
@@ -167,8 +170,12 @@ def import_(
     opened = open_home(home)
     results: list[dict[str, object]] = []
     failed = False
-    with Memory.open(resolve_home(home), source_kind="import") as memory:
-        for path in paths:
+    with (
+        progress("importing", quiet=quiet or as_json) as bar,
+        Memory.open(resolve_home(home), source_kind="import") as memory,
+    ):
+        for number, path in enumerate(paths, start=1):
+            bar.step(f"importing {path} ({number} of {len(paths)})")
             try:
                 with open(path, "rb") as handle:
                     memory_file = MemoryFile.loads(handle.read(), path=path)
@@ -249,15 +256,28 @@ def _said(results: list[dict[str, object]], report: ImportReport, path: str, as_
 
 
 def _import_items(
-    paths: tuple[str, ...], fmt: str, limit: int | None, home: str | None, as_json: bool, *, trust: bool
+    paths: tuple[str, ...],
+    fmt: str,
+    limit: int | None,
+    home: str | None,
+    as_json: bool,
+    *,
+    trust: bool,
+    quiet: bool = False,
 ) -> None:
     from agent_memory.home import resolve_home
     from agent_memory.importers import import_path
     from agent_memory.memory import Memory
 
     open_home(home)  # the usual error and hint when there is no Home
-    with Memory.open(resolve_home(home), source_kind="import") as memory:
-        reports = [import_path(memory, fmt, path, limit=limit, trust=trust) for path in paths]
+    reports = []
+    with (
+        progress(f"importing {fmt}", quiet=quiet or as_json) as bar,
+        Memory.open(resolve_home(home), source_kind="import") as memory,
+    ):
+        for number, path in enumerate(paths, start=1):
+            bar.step(f"importing {fmt} {path} ({number} of {len(paths)})")
+            reports.append(import_path(memory, fmt, path, limit=limit, trust=trust))
     for report in reports:
         if as_json:
             continue
