@@ -97,3 +97,15 @@ def test_the_next_open_finishes_the_erasure_with_a_receipt_for_every_tombstone(
         pytest.raises(LifecycleError, match="already erased \\(receipt memerase-"),
     ):
         memory.erase(ids[:1], reason="again", authority="ada")
+
+
+def test_doctor_warns_of_an_interrupted_erasure_until_the_next_open(killed: tuple[Path, list[str]]) -> None:
+    from agent_memory.doctor.diagnose import diagnose
+
+    root, _ = killed
+    (intents,) = [c for c in diagnose(Home.open(root)) if c.name == "intents"]
+    assert intents.warning and "interrupted before its receipt" in intents.details[0]
+    with Memory.open(root):
+        pass
+    (intents,) = [c for c in diagnose(Home.open(root)) if c.name == "intents"]
+    assert intents.ok and not intents.warning

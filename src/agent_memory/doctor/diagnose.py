@@ -349,13 +349,20 @@ def _check_intents(home: Home) -> Check:
     from agent_memory.write.plan import open_intents
 
     pending = open_intents(home.log().entries())
-    if not pending:
+    journal = home.cache_dir / "erase-journal"  # governance.erasure.journal.JOURNAL_FOLDER
+    erasures = sorted(p.stem for p in journal.glob("*.json")) if journal.is_dir() else []
+    if not pending and not erasures:
         return Check("intents", True, ("no half-finished write",))
     lines = tuple(
         f"log seq {entry.seq}: {entry.details.get('op', '?')} of {' -> '.join(entry.record_ids)} "
         "was interrupted (no intent-done)"
         for entry in pending
+    ) + tuple(
+        f"erasure {erasure_id} was interrupted before its receipt (the next open finishes it)"
+        for erasure_id in erasures
     )
+    if not pending:  # finished by the next Memory.open (any command): a warning, not damage
+        return Check("intents", True, lines, warning=True)
     return Check("intents", False, lines, fixable=True)
 
 
