@@ -416,6 +416,7 @@ class Memory(
                 log=self.log,
                 actor=self.actor,
                 secrets=policy_of(self),
+                sign=self.writer.sign,
                 now=stamp,
             )
             if report.erased:
@@ -476,7 +477,12 @@ class Memory(
                 return 0  # nothing was left open: the log need not be read (see write_keys)
             since = self.write_keys.settled_seq(self.log)
             closed = roll_intents_forward(
-                self.store, self.log, actor=self.actor, now=self._clock(now), since_seq=since
+                self.store,
+                self.log,
+                actor=self.actor,
+                now=self._clock(now),
+                since_seq=since,
+                sign=self.writer.sign,
             )
             self.write_keys.settle(self._head())
             if closed:

@@ -203,7 +203,8 @@ def test_an_interrupted_supersede_is_rolled_forward_on_open(memory: Memory) -> N
         details={"op": "supersede", "reason": "newer value", "subject": "host:staging"},
         now=at(1),
     )
-    memory.store.put(new)
+    # Signed by the Home, as its own writes are: an unsigned version of its record never verifies.
+    memory.store.put(memory.writer.sign(new))
     assert memory.get(old.record_id).state is State.ACTIVE  # two active rows: the torn moment
     assert memory.roll_forward(now=at(2)) == 1
     assert memory.get(old.record_id).state is State.SUPERSEDED

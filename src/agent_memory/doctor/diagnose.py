@@ -184,11 +184,19 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
             "notes/ (restore them first: a rebuild would drop them from the indexes and views)"
         )
     if "intents" in failed and "log" not in failed:
+        from agent_memory.records.signing import sign_record
         from agent_memory.write.plan import roll_forward
 
         try:
+            keys = home.identity()  # the finished write is signed as the interrupted one would have been
             with home.writer_lock():
-                closed = roll_forward(home.store(), home.log(), actor=home.settings.owner, now=utc_now())
+                closed = roll_forward(
+                    home.store(),
+                    home.log(),
+                    actor=home.settings.owner,
+                    now=utc_now(),
+                    sign=lambda record: sign_record(record, keys),
+                )
             fixed.append(f"intents: rolled forward {closed} interrupted write(s)")
         except AgentMemoryError as exc:  # a damaged record in the intent: reported, the rest still repaired
             fixed.append(f"intents: could not roll forward: {exc}")

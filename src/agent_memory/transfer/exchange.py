@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -223,6 +223,7 @@ def import_memory_file(
     actor: str = "owner",
     secrets: SecretsSettings | None = None,
     now: datetime | None = None,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> ImportReport:
     """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
@@ -249,6 +250,7 @@ def import_memory_file(
             replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new unsigned
             record with a new id (seed 000 §3; :mod:`agent_memory.governance.secrets`).
         now: The clock of the lifecycle versions a state value's supersede or dispute writes.
+        sign: Signs those lifecycle versions (the Home's key), as every write of the Home is.
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
@@ -379,7 +381,7 @@ def import_memory_file(
     for tombstone in to_erase:
         store.erase(tombstone.id, tombstone.redaction_reason or "erased by its owner", now=now)  # type: ignore[attr-defined]
         report.erased.append(tombstone.id)
-    write_routed(plans.routed, store, log, actor=actor, now=now or utc_now())
+    write_routed(plans.routed, store, log, actor=actor, now=now or utc_now(), sign=sign)
     for routed in plans.routed:
         assert routed.other is not None  # noqa: S101 - a routed plan always names the held value
         report.added.append(routed.record.id)

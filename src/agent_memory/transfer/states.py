@@ -23,7 +23,7 @@ keeps its id, since lifecycle links are not part of the birth content).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -125,9 +125,18 @@ def _held_back(
 
 
 def write_routed(
-    plans: Sequence[Plan], store: RecordStore, log: OperationLog | None, *, actor: str, now: datetime
+    plans: Sequence[Plan],
+    store: RecordStore,
+    log: OperationLog | None,
+    *,
+    actor: str,
+    now: datetime,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     """Write each supersede or dispute plan through :func:`~agent_memory.write.plan.execute`.
+
+    ``sign`` signs each version the store did not get signed (the held record's next version,
+    which a Home that signs would otherwise refuse on its verified read path).
 
     Each write logs an ``intent`` first and ``intent-done`` after, so a crash between its two
     puts is rolled forward on the next open. Without a ``log`` (a bare store) the two steps are
@@ -145,5 +154,5 @@ def write_routed(
     journal: OperationLog = log if log is not None else MemoryLog()
     written: list[MemoryRecord] = []
     for plan in plans:
-        written += execute(plan, store, journal, actor=actor, now=now)
+        written += execute(plan, store, journal, actor=actor, now=now, sign=sign)
     return written

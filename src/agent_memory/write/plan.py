@@ -222,15 +222,27 @@ def open_intents(entries: Iterable[LogEntry]) -> list[LogEntry]:
 
 
 def roll_forward(
-    store: RecordStore, log: OperationLog, *, actor: str, now: datetime, since_seq: int = 0
+    store: RecordStore,
+    log: OperationLog,
+    *,
+    actor: str,
+    now: datetime,
+    since_seq: int = 0,
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> int:
     """Finish every unfinished write intent in the log; return how many were closed.
 
     The new record's content is never in the log, so an intent whose new record was not
     stored before the crash is closed as ``abandoned`` (nothing was acknowledged and nothing
     half-done remains). Otherwise the missing second step is applied: retire the old record
-    for a supersede, or open the transition for a dispute. Never rolled back.
+    for a supersede, or open the transition for a dispute. Never rolled back. ``sign`` signs
+    each version written, as the interrupted write would have (a Home that signs refuses an
+    unsigned version of its own record on the verified read path).
     """
+
+    def put(record: MemoryRecord) -> None:
+        store.put(sign(record) if sign is not None else record)
+
     closed = 0
     for intent in open_intents(log.entries(since_seq=since_seq)):
         op = str(intent.details.get("op", ""))
@@ -244,14 +256,14 @@ def roll_forward(
         if op == PlanKind.SUPERSEDE and old.state is State.ACTIVE:
             from agent_memory.records.lifecycle import supersede
 
-            store.put(supersede(old, new, reason, now=now))
+            put(supersede(old, new, reason, now=now))
         elif op == PlanKind.DISPUTE and old.state is State.ACTIVE and new.state is State.ACTIVE:
-            _open_dispute(store, old_id, new_id, reason, now)
+            _open_dispute(store, old_id, new_id, reason, now, sign)
         elif op == PlanKind.DISPUTE and old.state is State.TRANSITIONAL and new.state is State.ACTIVE:
             # The crash fell between the two puts of the transition: give the new side the same block.
             block = old.transition
             if block is not None and set(block.sides) == {old_id, new_id}:
-                store.put(
+                put(
                     new.evolve(
                         state=State.TRANSITIONAL,
                         transition=block,
