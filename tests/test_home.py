@@ -14,7 +14,7 @@ from agent_memory.settings import HOME_FORMAT
 from agent_memory.stores.files import FileStore
 
 T0 = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)
-FOLDERS = {"notes", "archive", "log", "proposals", "topics", ".cache"}
+FOLDERS = {"notes", "archive", "log", "proposals", "topics", ".cache", ".state"}
 FILES = {
     "memory.toml",
     "MEMORY.md",

@@ -158,7 +158,7 @@ class Home:
         # The key first: a key file that cannot be made must not leave a half-made Home behind.
         keys = load_or_create_identity(settings.key_file)
         try:
-            for folder in ("notes", "archive", "log", "proposals", "topics", ".cache"):
+            for folder in ("notes", "archive", "log", "proposals", "topics", ".cache", ".state"):
                 (root / folder).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the Home: {exc.strerror}", path=str(root)) from None
@@ -171,6 +171,9 @@ class Home:
             "golden.yaml": _GOLDEN,
             ".gitignore": _GITIGNORE,
             ".gitattributes": _GITATTRIBUTES,
+            # Made with the Home, so a first read never adds a file to it (salience_file makes it
+            # for Homes older than .state/).
+            ".state/.gitignore": _STATE_GITIGNORE,
         }
         for name, text in files.items():
             (root / name).write_text(text, encoding="utf-8")
