@@ -10,7 +10,7 @@ from installed import Cli, snapshot
 
 from agent_memory.records.signing import address_of, load_or_create_identity
 
-LAYOUT_FOLDERS = {"notes", "archive", "log", "proposals", "topics", ".cache"}
+LAYOUT_FOLDERS = {"notes", "archive", "log", "proposals", "topics", ".cache", ".state"}
 LAYOUT_FILES = {
     "memory.toml",
     "MEMORY.md",
