@@ -16,7 +16,14 @@ import pytest
 from reliability_kit import T0, make_home, snapshot
 
 from agent_memory.doctor.diagnose import diagnose, repair
-from agent_memory.errors import AgentMemoryError, ConfigError, RecordError, SignatureError, StoreError
+from agent_memory.errors import (
+    AgentMemoryError,
+    ConfigError,
+    RecordError,
+    ScreenError,
+    SignatureError,
+    StoreError,
+)
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox, check_archive, find_anchor
 from agent_memory.jobs.inbox import capture
@@ -55,9 +62,19 @@ def refused_cleanly(action: Callable[[], Any], *kinds: type[AgentMemoryError]) -
 # ---------------------------------------------------------------------- oversize and deep input
 
 
-def test_an_oversize_body_is_stored_whole_and_recalled_whole_or_refused(tmp_path: Path) -> None:
+def test_a_body_over_the_screen_limit_is_refused_and_writes_nothing(tmp_path: Path) -> None:
     root, _ = home_with_a_record(tmp_path / "home")
-    body = ("zebra quartz lighthouse " * 200_000).strip()  # 4.8 MB, 1.2 million tokens
+    body = ("zebra quartz lighthouse " * 200_000).strip()  # 4.8 MB, over the gate's 1 MiB
+    before = snapshot(root, ("notes", "log"))
+    with Memory.open(root) as memory, pytest.raises(ScreenError, match="over the limit"):
+        memory.remember(body, source="big", now=T0)
+    assert snapshot(root, ("notes", "log")) == before
+    assert failed_checks(root) == {}
+
+
+def test_a_large_body_is_stored_whole_and_recalled_whole_or_left_out(tmp_path: Path) -> None:
+    root, _ = home_with_a_record(tmp_path / "home")
+    body = ("zebra quartz lighthouse " * 40_000).strip()  # 0.96 MB, 240,000 tokens: under the limit
     with Memory.open(root) as memory:
         record_id = memory.remember(body, source="big", now=T0).record_id
         assert memory.get(record_id).body == body
