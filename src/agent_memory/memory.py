@@ -32,10 +32,8 @@ from agent_memory.jobs.distilling import DistillMethods
 from agent_memory.jobs.pending import PENDING_FOLDER, ProposalShelf
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
-from agent_memory.metamemory.book import FeedbackEvent, OutcomeRecord, PolicyProposal, RetrievalRecord
 from agent_memory.metamemory.service import MetamemoryService
 from agent_memory.recall.salience import Salience
-from agent_memory.recall.select import RecallResult
 from agent_memory.recall.service import RecallMethods
 from agent_memory.records.fields import screen_plain
 from agent_memory.records.memory_file import MemoryFile
@@ -545,88 +543,6 @@ class Memory(
     ) -> PromotionProposal:
         """Old spelling of :meth:`memory.promotions.reject <.Promotions.reject>`, kept one release."""
         return self.promotions.reject(proposal_id, reason=reason, now=now)
-
-    # ------------------------------------------------------------------ metamemory (old names, one release)
-
-    def record_retrieval(
-        self,
-        retrieved: RecallResult | Sequence[str],
-        *,
-        task_id: str | None = None,
-        use_role: str = "background",
-        query: str | None = None,
-        now: datetime | None = None,
-    ) -> RetrievalRecord:
-        """Old name of ``memory.metamemory.record_retrieval``, kept one release."""
-        return self.metamemory.record_retrieval(
-            retrieved, task_id=task_id, use_role=use_role, query=query, now=now
-        )
-
-    def record_outcome(
-        self,
-        task_id: str,
-        outcome: str,
-        evidence_refs: Iterable[str] = (),
-        *,
-        retrieval_ref: str | None = None,
-        observed_at: datetime | None = None,
-        now: datetime | None = None,
-    ) -> OutcomeRecord:
-        """Old name of ``memory.metamemory.record_outcome``, kept one release."""
-        return self.metamemory.record_outcome(
-            task_id, outcome, evidence_refs, retrieval_ref=retrieval_ref, observed_at=observed_at, now=now
-        )
-
-    def attribute_feedback(
-        self,
-        memory_item_ids: Sequence[str] = (),
-        *,
-        verdict: str,
-        attribution_confidence: str,
-        use_role: str | None = None,
-        task_id: str | None = None,
-        retrieval_ref: str | None = None,
-        outcome_ref: str | None = None,
-        evidence_refs: Iterable[str] = (),
-        observed_at: datetime | None = None,
-        now: datetime | None = None,
-    ) -> FeedbackEvent:
-        """Old name of ``memory.metamemory.attribute_feedback``, kept one release."""
-        return self.metamemory.attribute_feedback(
-            memory_item_ids,
-            verdict=verdict,
-            attribution_confidence=attribution_confidence,
-            use_role=use_role,
-            task_id=task_id,
-            retrieval_ref=retrieval_ref,
-            outcome_ref=outcome_ref,
-            evidence_refs=evidence_refs,
-            observed_at=observed_at,
-            now=now,
-        )
-
-    def list_feedback(self, record_id: str) -> list[FeedbackEvent]:
-        """Old name of ``memory.metamemory.list_feedback``, kept one release."""
-        return self.metamemory.list_feedback(record_id)
-
-    def propose_policy_change(
-        self,
-        target: str,
-        proposed_change: str,
-        supporting_refs: Iterable[str],
-        *,
-        expected_benefit: str,
-        risk: str,
-        now: datetime | None = None,
-    ) -> PolicyProposal:
-        """Old name of ``memory.metamemory.propose_policy_change``, kept one release."""
-        return self.metamemory.propose_policy_change(
-            target, proposed_change, supporting_refs, expected_benefit=expected_benefit, risk=risk, now=now
-        )
-
-    def policy_proposals(self) -> list[PolicyProposal]:
-        """Old name of ``memory.metamemory.policy_proposals``, kept one release."""
-        return self.metamemory.policy_proposals()
 
     # ------------------------------------------------------------------ reads
 

@@ -83,7 +83,7 @@ def plant(tmp_path: Path) -> Planted:
         report = memory.consolidate(now=at(1))
         assert report.proposals, "a near-duplicate merge proposal quoting the text"
         memory.propose_promotion(first, reason="confirmed twice", now=at(1))
-        memory.propose_policy_change(
+        memory.metamemory.propose_policy_change(
             "recall.weights", f"Boost notes like {UNIQUE}", [first], expected_benefit="b", risk="r", now=at(1)
         )
         exported = export_memory_file(memory.store, keys=memory.identity, now=at(1), log=memory.log)

@@ -294,5 +294,5 @@ def test_feedback_is_logged_for_the_session_and_changes_no_record(servers: Serve
     assert "mem:" + "d" * 32 in unknown
     assert {p: p.read_bytes() for p in (home / "notes").rglob("*.md")} == notes_before
     with Memory.open(home) as memory:
-        [event] = memory.list_feedback(record)
+        [event] = memory.metamemory.list_feedback(record)
     assert event.event_id == given["event_id"] and event.task_id == "t-7"

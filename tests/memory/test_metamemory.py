@@ -41,7 +41,9 @@ def test_a_recall_is_logged_as_a_retrieval_record_with_its_query_digest_never_it
     remembered(memory)
     query = "  deploy pipeline secret-word-xyzzy "
     result = memory.recall(query, now=at(1))
-    event = memory.record_retrieval(result, task_id="task-001", use_role="action-premise", now=at(1))
+    event = memory.metamemory.record_retrieval(
+        result, task_id="task-001", use_role="action-premise", now=at(1)
+    )
     assert event.retrieval_id == "memret-2026-11-02-001"
     assert event.memory_item_ids == result.ids != ()
     assert event.query_digest == "sha256:" + hashlib.sha256(query.strip().encode("utf-8")).hexdigest()
@@ -55,18 +57,20 @@ def test_a_recall_is_logged_as_a_retrieval_record_with_its_query_digest_never_it
 
 def test_a_miss_can_be_logged_too(memory: Memory) -> None:
     result = memory.recall("nothing here", now=T0)
-    event = memory.record_retrieval(result, now=T0)
+    event = memory.metamemory.record_retrieval(result, now=T0)
     assert event.memory_item_ids == ()
     assert event.use_role == "background"
 
 
 def test_ids_count_up_per_kind_and_utc_day(memory: Memory) -> None:
     ids = remembered(memory)
-    first = memory.record_retrieval(ids[:1], now=at(0, 1))
-    second = memory.record_retrieval(ids[1:], now=at(0, 23))
-    outcome = memory.record_outcome("task-1", "succeeded", now=at(0, 23))
-    feedback = memory.attribute_feedback(ids, verdict="neutral", attribution_confidence="low", now=at(0, 23))
-    tomorrow = memory.record_retrieval(ids, now=at(1))
+    first = memory.metamemory.record_retrieval(ids[:1], now=at(0, 1))
+    second = memory.metamemory.record_retrieval(ids[1:], now=at(0, 23))
+    outcome = memory.metamemory.record_outcome("task-1", "succeeded", now=at(0, 23))
+    feedback = memory.metamemory.attribute_feedback(
+        ids, verdict="neutral", attribution_confidence="low", now=at(0, 23)
+    )
+    tomorrow = memory.metamemory.record_retrieval(ids, now=at(1))
     assert [first.retrieval_id, second.retrieval_id, tomorrow.retrieval_id] == [
         f"memret-{DAY}-001",
         f"memret-{DAY}-002",
@@ -77,11 +81,11 @@ def test_ids_count_up_per_kind_and_utc_day(memory: Memory) -> None:
 
 def test_feedback_is_listed_per_record_oldest_first(memory: Memory) -> None:
     a, b = remembered(memory)
-    retrieval = memory.record_retrieval([a, b], task_id="t1", use_role="constraint", now=T0)
-    outcome = memory.record_outcome(
+    retrieval = memory.metamemory.record_retrieval([a, b], task_id="t1", use_role="constraint", now=T0)
+    outcome = memory.metamemory.record_outcome(
         "t1", "failed", ["runtime:host-check-7"], retrieval_ref=retrieval.retrieval_id, now=at(0, 1)
     )
-    misleading = memory.attribute_feedback(
+    misleading = memory.metamemory.attribute_feedback(
         [a],
         verdict="misleading",
         attribution_confidence="high",
@@ -89,11 +93,11 @@ def test_feedback_is_listed_per_record_oldest_first(memory: Memory) -> None:
         outcome_ref=outcome.outcome_id,
         now=at(0, 2),
     )
-    helpful = memory.attribute_feedback(
+    helpful = memory.metamemory.attribute_feedback(
         [a, b], verdict="helpful", attribution_confidence="low", evidence_refs=["ticket:42"], now=at(0, 3)
     )
-    assert memory.list_feedback(a) == [misleading, helpful]
-    assert memory.list_feedback(b) == [helpful]
+    assert memory.metamemory.list_feedback(a) == [misleading, helpful]
+    assert memory.metamemory.list_feedback(b) == [helpful]
     assert misleading.use_role == "constraint"  # the retrieval's role
     assert helpful.use_role == "background"
     assert misleading.to_json()["verdict_scheme"] == "intervention-outcome-v1"
@@ -106,15 +110,15 @@ def test_feedback_never_rewrites_a_record_its_source_or_its_ranking(memory: Memo
     ids = remembered(memory)
     before = snapshot(memory, ids)
     score = memory.recall("deploy", now=at(1), touch=False).records[0].score
-    retrieval = memory.record_retrieval(ids, now=at(1))
+    retrieval = memory.metamemory.record_retrieval(ids, now=at(1))
     for _ in range(3):
-        memory.attribute_feedback(
+        memory.metamemory.attribute_feedback(
             retrieval_ref=retrieval.retrieval_id,
             verdict="misleading",
             attribution_confidence="high",
             now=at(1),
         )
-    memory.propose_policy_change(
+    memory.metamemory.propose_policy_change(
         "retrieval-trigger:deploy",
         "Verify deploy facts live before acting.",
         [retrieval.retrieval_id],
@@ -129,13 +133,13 @@ def test_feedback_never_rewrites_a_record_its_source_or_its_ranking(memory: Memo
 
 def test_feedback_on_a_retrieval_defaults_to_its_records_and_refuses_others(memory: Memory) -> None:
     a, b = remembered(memory)
-    retrieval = memory.record_retrieval([a], now=T0)
-    event = memory.attribute_feedback(
+    retrieval = memory.metamemory.record_retrieval([a], now=T0)
+    event = memory.metamemory.attribute_feedback(
         retrieval_ref=retrieval.retrieval_id, verdict="helpful", attribution_confidence="medium", now=T0
     )
     assert event.memory_item_ids == (a,)
     with pytest.raises(RecordError, match="not among the records") as info:
-        memory.attribute_feedback(
+        memory.metamemory.attribute_feedback(
             [b], retrieval_ref=retrieval.retrieval_id, verdict="helpful", attribution_confidence="low", now=T0
         )
     assert info.value.field == "memory_item_ids"
@@ -143,8 +147,10 @@ def test_feedback_on_a_retrieval_defaults_to_its_records_and_refuses_others(memo
 
 def test_self_rated_feedback_is_marked_as_weak_evidence(memory: Memory) -> None:
     a, _ = remembered(memory)
-    rated = memory.attribute_feedback([a], verdict="helpful", attribution_confidence="high", now=T0)
-    observed = memory.attribute_feedback(
+    rated = memory.metamemory.attribute_feedback(
+        [a], verdict="helpful", attribution_confidence="high", now=T0
+    )
+    observed = memory.metamemory.attribute_feedback(
         [a], verdict="helpful", attribution_confidence="high", evidence_refs=["ci:run-9"], now=T0
     )
     assert (rated.basis, observed.basis) == ("self-rated", "observed")
@@ -173,42 +179,44 @@ def test_bad_feedback_names_the_field_and_writes_nothing(
     head = memory.log.last()
     arguments: dict[str, Any] = {"verdict": "helpful", "attribution_confidence": "low", "now": T0, **options}
     with pytest.raises(RecordError) as info:
-        memory.attribute_feedback(arguments.pop("ids", ids), **arguments)
+        memory.metamemory.attribute_feedback(arguments.pop("ids", ids), **arguments)
     assert info.value.field == field
     assert memory.log.last() == head
-    assert memory.list_feedback(ids[0]) == []
+    assert memory.metamemory.list_feedback(ids[0]) == []
 
 
 def test_feedback_on_an_unknown_record_is_not_found(memory: Memory) -> None:
     remembered(memory)
     ghost = "mem:" + "0" * 32
     with pytest.raises(RecordNotFound):
-        memory.attribute_feedback([ghost], verdict="helpful", attribution_confidence="low", now=T0)
+        memory.metamemory.attribute_feedback([ghost], verdict="helpful", attribution_confidence="low", now=T0)
     with pytest.raises(RecordNotFound):
-        memory.record_retrieval([ghost], now=T0)
+        memory.metamemory.record_retrieval([ghost], now=T0)
     with pytest.raises(RecordNotFound):
-        memory.list_feedback(ghost)
+        memory.metamemory.list_feedback(ghost)
 
 
 def test_an_outcome_is_a_word_and_refs_never_a_narrative(memory: Memory) -> None:
     head = memory.log.last()
     with pytest.raises(RecordError) as info:
-        memory.record_outcome("task-1", "Path matched the live host", now=T0)
+        memory.metamemory.record_outcome("task-1", "Path matched the live host", now=T0)
     assert info.value.field == "outcome"
     with pytest.raises(RecordError) as info:
-        memory.record_outcome("task-1", "failed", ["see the logs of last night"], now=T0)
+        memory.metamemory.record_outcome("task-1", "failed", ["see the logs of last night"], now=T0)
     assert info.value.field == "evidence_refs[0]"
     with pytest.raises(RecordError) as info:
-        memory.record_retrieval([], query=b"bytes", now=T0)  # type: ignore[arg-type]
+        memory.metamemory.record_retrieval([], query=b"bytes", now=T0)  # type: ignore[arg-type]
     assert info.value.field == "query"
     assert memory.log.last() == head
 
 
 def test_a_policy_proposal_waits_for_review_and_is_never_applied(memory: Memory) -> None:
     ids = remembered(memory)
-    feedback = memory.attribute_feedback(ids, verdict="misleading", attribution_confidence="medium", now=T0)
+    feedback = memory.metamemory.attribute_feedback(
+        ids, verdict="misleading", attribution_confidence="medium", now=T0
+    )
     before = snapshot(memory, ids)
-    proposal = memory.propose_policy_change(
+    proposal = memory.metamemory.propose_policy_change(
         "retrieval-trigger:environment-state",
         "Require live verification when source age exceeds 30 days",
         [feedback.event_id, ids[0], "archive/2026-10-30.md#mem-2026-10-30-002"],
@@ -218,7 +226,7 @@ def test_a_policy_proposal_waits_for_review_and_is_never_applied(memory: Memory)
     )
     assert proposal.proposal_id == f"mempolicy-{DAY}-001"
     assert proposal.status == "pending-review"
-    assert memory.policy_proposals() == [proposal]
+    assert memory.metamemory.policy_proposals() == [proposal]
     assert snapshot(memory, ids) == before
     entry = memory.log.last()
     assert entry is not None and entry.action == "policy-proposal"
@@ -240,10 +248,10 @@ def test_a_proposal_needs_supporting_refs_that_exist(
 ) -> None:
     head = memory.log.last()
     with pytest.raises(error) as info:
-        memory.propose_policy_change("t", "change", refs, expected_benefit="b", risk="r", now=T0)
+        memory.metamemory.propose_policy_change("t", "change", refs, expected_benefit="b", risk="r", now=T0)
     assert getattr(info.value, "field", None) == field
     assert memory.log.last() == head
-    assert memory.policy_proposals() == []
+    assert memory.metamemory.policy_proposals() == []
 
 
 def test_a_proposal_needs_a_target_token_and_prose(memory: Memory) -> None:
@@ -264,9 +272,9 @@ def test_a_proposal_needs_a_target_token_and_prose(memory: Memory) -> None:
             **kwargs,
         }
         with pytest.raises(RecordError) as info:
-            memory.propose_policy_change(**arguments)
+            memory.metamemory.propose_policy_change(**arguments)
         assert info.value.field == field
-    assert memory.policy_proposals() == []
+    assert memory.metamemory.policy_proposals() == []
 
 
 @pytest.fixture
@@ -280,7 +288,7 @@ def test_a_home_keeps_proposals_as_files_and_touches_no_rule(home: Path) -> None
     settings = (home / "memory.toml").read_bytes()
     with Memory.open(home) as memory:
         rid = remembered(memory)[0]
-        proposal = memory.propose_policy_change(
+        proposal = memory.metamemory.propose_policy_change(
             "conventions", "Always verify hosts.", [rid], expected_benefit="b", risk="r", now=T0
         )
     path = home / "proposals" / f"{proposal.proposal_id}.yaml"
@@ -289,7 +297,7 @@ def test_a_home_keeps_proposals_as_files_and_touches_no_rule(home: Path) -> None
     assert (home / "conventions.md").read_bytes() == conventions
     assert (home / "memory.toml").read_bytes() == settings
     with Memory.open(home) as reopened:
-        assert reopened.policy_proposals() == [proposal]
+        assert reopened.metamemory.policy_proposals() == [proposal]
 
 
 def test_a_proposal_file_is_never_overwritten(home: Path) -> None:
@@ -298,21 +306,23 @@ def test_a_proposal_file_is_never_overwritten(home: Path) -> None:
     stray.write_bytes(b"# somebody's draft\n")
     with Memory.open(home) as memory:
         rid = remembered(memory)[0]
-        proposal = memory.propose_policy_change("t", "c", [rid], expected_benefit="b", risk="r", now=T0)
+        proposal = memory.metamemory.propose_policy_change(
+            "t", "c", [rid], expected_benefit="b", risk="r", now=T0
+        )
         assert proposal.proposal_id == f"mempolicy-{DAY}-002"
         assert stray.read_bytes() == b"# somebody's draft\n"
         with pytest.raises(ProposalError) as info:
-            memory.policy_proposals()
+            memory.metamemory.policy_proposals()
         assert info.value.path == str(stray)
 
 
 def test_two_processes_on_one_home_see_each_others_events_and_never_share_an_id(home: Path) -> None:
     with Memory.open(home) as first, Memory.open(home) as second:
         rid = remembered(first)[0]
-        a = first.record_retrieval([rid], now=T0)
-        b = second.record_retrieval([rid], now=T0)
+        a = first.metamemory.record_retrieval([rid], now=T0)
+        b = second.metamemory.record_retrieval([rid], now=T0)
         assert (a.retrieval_id, b.retrieval_id) == (f"memret-{DAY}-001", f"memret-{DAY}-002")
-        event = second.attribute_feedback(
+        event = second.metamemory.attribute_feedback(
             retrieval_ref=a.retrieval_id, verdict="helpful", attribution_confidence="low", now=T0
         )
-        assert first.list_feedback(rid) == [event]
+        assert first.metamemory.list_feedback(rid) == [event]

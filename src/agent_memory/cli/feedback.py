@@ -72,7 +72,9 @@ def retrieval(
 ) -> None:
     """Log that the records ID... were retrieved for a task; print the memret-… id."""
     with _open(home) as memory:
-        event = memory.record_retrieval(record_ids, query=query, task_id=task_id, use_role=use_role)
+        event = memory.metamemory.record_retrieval(
+            record_ids, query=query, task_id=task_id, use_role=use_role
+        )
     echo_json(event.to_json()) if as_json else click.echo(event.retrieval_id)
 
 
@@ -97,7 +99,7 @@ def outcome(
 ) -> None:
     """Log what became of TASK (OUTCOME); print the memout-… id."""
     with _open(home) as memory:
-        event = memory.record_outcome(
+        event = memory.metamemory.record_outcome(
             task_id,
             outcome,
             evidence_refs,
@@ -149,7 +151,7 @@ def attribute(
     Without --evidence or --outcome the feedback is logged as self-rated: weak evidence.
     """
     with _open(home) as memory:
-        event = memory.attribute_feedback(
+        event = memory.metamemory.attribute_feedback(
             record_ids,
             verdict=verdict,
             attribution_confidence=attribution_confidence,
@@ -170,7 +172,7 @@ def attribute(
 def list_(record_id: str, home: str | None, as_json: bool) -> None:
     """Show the feedback on record ID, oldest first, with a tally of verdicts."""
     with _open(home) as memory:
-        events = memory.list_feedback(record_id)
+        events = memory.metamemory.list_feedback(record_id)
     tally = dict(sorted(Counter(e.verdict for e in events).items()))
     if as_json:
         echo_json({"record_id": record_id, "tally": tally, "events": [e.to_json() for e in events]})
@@ -208,7 +210,7 @@ def propose(
     Nothing is applied: the proposal waits until a person decides and records the decision.
     """
     with _open(home) as memory:
-        proposal = memory.propose_policy_change(
+        proposal = memory.metamemory.propose_policy_change(
             target, proposed_change, supporting_refs, expected_benefit=expected_benefit, risk=risk
         )
     echo_json(proposal.to_json()) if as_json else click.echo(proposal.proposal_id)
@@ -220,7 +222,7 @@ def propose(
 def proposals(home: str | None, as_json: bool) -> None:
     """List the policy proposals, by id, with their status and target."""
     with _open(home) as memory:
-        found = memory.policy_proposals()
+        found = memory.metamemory.policy_proposals()
     if as_json:
         echo_json([p.to_json() for p in found])
         return

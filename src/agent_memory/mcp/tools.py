@@ -381,7 +381,7 @@ class Tools(GovernanceTools):
         """
         with as_tool_error():
             self.taints.of(ctx)  # a malformed taint header fails the call before anything is logged
-            event = self.memory.attribute_feedback(
+            event = self.memory.metamemory.attribute_feedback(
                 record_ids,
                 verdict=verdict,
                 attribution_confidence=attribution_confidence,
