@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fg_agent_id import KeyPair
 
@@ -34,7 +34,8 @@ from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryService
 from agent_memory.recall.salience import Salience
-from agent_memory.recall.service import RecallMethods
+from agent_memory.recall.select import RecallResult
+from agent_memory.recall.service import Recall
 from agent_memory.records.fields import screen_plain
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
@@ -64,9 +65,23 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
+T = TypeVar("T")
+
+
+class _OnWriter(Generic[T]):
+    """A Memory attribute kept on its Writer (who acts), so a change reaches every service."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, memory: Memory, owner: type | None = None) -> T:
+        return getattr(memory.writer, self.name)  # type: ignore[no-any-return]
+
+    def __set__(self, memory: Memory, value: T) -> None:
+        setattr(memory.writer, self.name, value)
+
 
 class Memory(
-    RecallMethods,
     CorrectionMethods,
     WithdrawalMethods,
     ReviewMethods,
@@ -76,7 +91,7 @@ class Memory(
 ):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    ``recall`` comes from :class:`~agent_memory.recall.service.RecallMethods`;
+    ``recall`` delegates to :class:`~agent_memory.recall.service.Recall`;
     ``supersede``, ``resolve`` and ``archive`` from
     :class:`~agent_memory.write.corrections.CorrectionMethods`; withdrawal and
     reinstatement (``withdraw``, ``reinstate``, ``controls``) from
@@ -111,7 +126,14 @@ class Memory(
     Attributes:
         writer: The :class:`~agent_memory.write.writer.Writer` every service writes through.
         home: The Home, or ``None`` for a Memory built without one.
+        actor, actors, taint, source_kind: Who acts, kept on the Writer: setting one here
+            changes it for every service.
     """
+
+    actor = _OnWriter[str]()
+    actors = _OnWriter[Actors]()
+    taint = _OnWriter[tuple[str, ...]]()
+    source_kind = _OnWriter[str]()
 
     def __init__(
         self,
@@ -134,17 +156,23 @@ class Memory(
     ) -> None:
         self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
         self.writer = Writer(
-            store, log, catalog, self.write_keys, identity=identity, actor=actor, writer_lock=writer_lock
+            store,
+            log,
+            catalog,
+            self.write_keys,
+            identity=identity,
+            actor=actor,
+            actors=actors,
+            taint=taint,
+            source_kind=source_kind,
+            writer_lock=writer_lock,
         )
         self.store = store
         self.log = log
         self.catalog = catalog
         self.identity = identity
         catalog.sign_as(address_of(identity) if identity is not None else None)  # verified reads
-        self.actor = actor
         self.home: Home | None = home
-        self.taint = tuple(sorted(set(taint)))
-        self.source_kind = source_kind
         self.salience = salience or Salience()
         self.pending = pending or PendingRecords()
         self._lock = self.writer.lock
@@ -152,16 +180,22 @@ class Memory(
         self._reviews = self.review_book  # the mixins' name until they become services
         # Filed maintenance proposals: the Home's folder, or kept in memory without a Home.
         self.maintenance = ProposalShelf(home.root / PENDING_FOLDER if home is not None else None)
-        self.actors = actors or Actors()
         self.zone = timezone or UTC
         self.gate = Gate(log, store)
         self._opened_seq = 0
         self.recall_settings = recall_settings or RecallSettings()
+        self._recall = Recall(
+            self.writer,
+            gate=self.gate,
+            reviews=self.review_book,
+            salience=self.salience,
+            settings=self.recall_settings,
+            zone=self.zone,
+        )
         self.metamemory = MetamemoryService(self.writer)
         self.promotions = Promotions(
             self.writer,
             gate=self.gate,
-            actors=self.actors,
             reviews=self.review_book,
             home=home,
             zone=self.zone,
@@ -545,6 +579,38 @@ class Memory(
         return self.promotions.reject(proposal_id, reason=reason, now=now)
 
     # ------------------------------------------------------------------ reads
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget_tokens: int = 2000,
+        include_history: bool = False,
+        include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        namespace: str | None = None,
+        k: int | None = None,
+        now: datetime | None = None,
+        touch: bool = True,
+    ) -> RecallResult:
+        """Return the records that best answer ``query`` within ``budget_tokens``; see :meth:`.Recall.recall`.
+
+        Raises:
+            RecordError: A budget below 1, ``k`` below 1, or a naive datetime.
+        """
+        return self._recall.recall(
+            query,
+            budget_tokens=budget_tokens,
+            include_history=include_history,
+            include_archived=include_archived,
+            as_of=as_of,
+            valid_at=valid_at,
+            namespace=namespace,
+            k=k,
+            now=now,
+            touch=touch,
+        )
 
     def get(self, record_id: str) -> MemoryRecord:
         """Return the latest version of a record, once it verifies (the one verified read path).

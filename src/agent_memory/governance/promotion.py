@@ -180,9 +180,9 @@ class Promotions:
     ``memory.promotions(status=…)``, lists the proposals (the name it had as a method).
 
     Args:
-        writer: Locks, clock and the log every decision is recorded in.
+        writer: Locks, clock, the log every decision is recorded in, and who acts (its
+            ``actors`` say who holds the ``promote`` grant).
         gate: Withdrawals, read again at decision time.
-        actors: Who holds the ``promote`` grant.
         reviews: Review states (a quarantined or rejected source is refused).
         home: The Home whose ``proposals/promotions/`` and ``conventions.md`` are used, or ``None``.
         zone: The Home's time zone (the local day of proposal ids).
@@ -193,14 +193,12 @@ class Promotions:
         writer: Writer,
         *,
         gate: Gate,
-        actors: Actors,
         reviews: ReviewBook,
         home: Home | None,
         zone: tzinfo,
     ) -> None:
         self.writer = writer
         self.gate = gate
-        self.actors = actors
         self.review_book = reviews
         self.home = home
         self.zone = zone
@@ -209,6 +207,11 @@ class Promotions:
     def actor(self) -> str:
         """Who proposes and decides (the Memory's actor)."""
         return self.writer.actor
+
+    @property
+    def actors(self) -> Actors:
+        """Who holds which grants (the Memory's)."""
+        return self.writer.actors
 
     @property
     def log(self) -> OperationLog:

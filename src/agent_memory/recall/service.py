@@ -1,4 +1,4 @@
-"""``Memory.recall``: the read path of the porcelain, over the catalog, the store and the gate.
+"""`Recall`: the read path behind ``Memory.recall``, over the catalog, the store and the gate.
 
 Recall asks every index of the catalog, fuses their scores, and hands the candidates to
 :func:`agent_memory.recall.select.select` with the Home's ``[recall]`` settings (recency, DESIGN.md
@@ -10,7 +10,6 @@ nothing is written but the salience touches of the records returned.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -29,25 +28,40 @@ if TYPE_CHECKING:
     from agent_memory.governance.gate import Gate
     from agent_memory.governance.review_book import ReviewBook
     from agent_memory.recall.salience import Salience
-    from agent_memory.search.catalog import IndexCatalog
     from agent_memory.settings import RecallSettings
-    from agent_memory.stores.base import RecordStore
+    from agent_memory.write.writer import Writer
+
+__all__ = ["Recall"]
 
 
-class RecallMethods:
-    """``recall`` of :class:`~agent_memory.memory.Memory`."""
+class Recall:
+    """The recall verb over one Memory's parts (``Memory.recall`` delegates to :meth:`recall`).
 
-    if TYPE_CHECKING:
-        store: RecordStore
-        catalog: IndexCatalog
-        gate: Gate
-        salience: Salience
-        recall_settings: RecallSettings
-        zone: tzinfo
-        _reviews: ReviewBook
-        _lock: threading.RLock
+    Args:
+        writer: The Memory's Writer: its lock, clock, store and catalog (recall writes no record).
+        gate: Withdrawal controls, applied before scoring.
+        reviews: Review states (quarantined records are down-weighted or left out).
+        salience: Touch counts: a boost in scoring, and touched for the records returned.
+        settings: How recall weighs age (``memory.toml`` ``[recall]``).
+        zone: The Home's time zone, the local days a question's dates are read on.
+    """
 
-        def _clock(self, now: datetime | None) -> datetime: ...
+    def __init__(
+        self,
+        writer: Writer,
+        *,
+        gate: Gate,
+        reviews: ReviewBook,
+        salience: Salience,
+        settings: RecallSettings,
+        zone: tzinfo,
+    ) -> None:
+        self._writer = writer
+        self._gate = gate
+        self._reviews = reviews
+        self._salience = salience
+        self.settings = settings
+        self._zone = zone
 
     def recall(
         self,
@@ -65,7 +79,7 @@ class RecallMethods:
     ) -> RecallResult:
         """Return the records that best answer ``query`` within ``budget_tokens`` (rules: :mod:`.recall`).
 
-        Recency follows :attr:`recall_settings` (``memory.toml`` ``[recall]``; by default a
+        Recency follows :attr:`settings` (``memory.toml`` ``[recall]``; by default a
         decay of half-life 30 days from each record's valid time that takes at most 0.1 of a
         score, so a Home of remembered notes ranks like one of imported notes with the same
         texts and dates).
@@ -81,7 +95,7 @@ class RecallMethods:
             k: At most this many records.
             now: The clock recency is measured from; the dates the question names
                 ("yesterday", "last month") are read against it in the Home's time zone
-                (:attr:`zone`, ``memory.toml`` ``timezone``; UTC without a Home).
+                (``memory.toml`` ``timezone``; UTC without a Home).
             touch: Count this recall as a use of the records returned (salience); golden
                 recall tests pass ``False`` so that testing does not change rankings.
 
@@ -91,33 +105,32 @@ class RecallMethods:
         request = RecallQuery(
             query, budget_tokens, include_history, include_archived, as_of, valid_at, namespace, k
         )
-        stamp = self._clock(now)
-        with self._lock:
-            self.catalog.refresh()
+        stamp = self._writer.clock(now)
+        store, catalog, settings = self._writer.store, self._writer.catalog, self.settings
+        with self._writer.lock:
+            catalog.refresh()
             # The question's dates ("yesterday") are read on the Home's local days.
-            asked = stamp.astimezone(self.zone)
+            asked = stamp.astimezone(self._zone)
             wanted = max(CANDIDATES_PER_INDEX, (k or 0) * 4)
-            relevance = fuse_relevance(self.catalog.query(query, k=wanted, now=asked))
+            relevance = fuse_relevance(catalog.query(query, k=wanted, now=asked))
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
-            plain = verified_lookup(
-                lookup_versions(self.store.get, self.store.history, as_of), self.catalog.home_signer
-            )
+            plain = verified_lookup(lookup_versions(store.get, store.history, as_of), catalog.home_signer)
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(
                     request,
                     relevance,
                     # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                    self.gate.guard(plain),
+                    self._gate.guard(plain),
                     now=stamp,
-                    boost=self.salience.boost,
+                    boost=self._salience.boost,
                     review_of=self._reviews.state_of,
                     withheld=lambda record_id: plain(record_id) is not None,
-                    recency_half_life_days=self.recall_settings.half_life_days,
-                    recency_weight=self.recall_settings.weight,
-                    recency_from=self.recall_settings.recency,
+                    recency_half_life_days=settings.half_life_days,
+                    recency_weight=settings.weight,
+                    recency_from=settings.recency,
                 )
-            unread = self.catalog.unreadable()
+            unread = catalog.unreadable()
             if unread:
                 # A note that cannot be read is named, never silently missing (issue 24 item 4).
                 note = (
@@ -127,5 +140,5 @@ class RecallMethods:
                 )
                 result = dataclasses.replace(result, notes=(*result.notes, note))
             if result.records and touch:
-                self.salience.touch([r.record.id for r in result.records], now=stamp)
+                self._salience.touch([r.record.id for r in result.records], now=stamp)
             return result

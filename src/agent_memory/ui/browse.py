@@ -4,7 +4,7 @@ Reads only, through the porcelain: the latest version of every readable record
 (:meth:`~agent_memory.search.catalog.IndexCatalog.readable_records`, the reader recall and the
 views use), the withdrawal gate's view, review states from the log
 (:class:`~agent_memory.governance.review_book.ReviewBook`) and :meth:`Memory.recall
-<agent_memory.recall.service.RecallMethods.recall>` itself for the search box, so the page
+<agent_memory.recall.service.Recall.recall>` itself for the search box, so the page
 ranks exactly as ``agent-memory recall`` does and shows the same scores and reasons.
 
 Invariants: a filter value outside its vocabulary is refused by :class:`Filters` naming the
@@ -190,7 +190,7 @@ def browse(
     """Return the page of records ``filters`` asks for: recall's ranking for a query, else newest first.
 
     The list comes from ``latest`` (kept in step without reading every note again). A search
-    asks :meth:`Memory.recall <agent_memory.recall.service.RecallMethods.recall>` for up to
+    asks :meth:`Memory.recall <agent_memory.recall.service.Recall.recall>` for up to
     :data:`SEARCH_LIMIT` records (history and archived records too when the state filter asks
     for them), without touching salience, then applies the other filters.
 

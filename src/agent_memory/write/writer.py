@@ -3,7 +3,9 @@
 Every write of every service goes through one Writer: it holds the lock (the Memory's
 re-entrant lock and, over a Home, the Home's writer lock file), reads the clock, signs what
 it writes with the Home's key, puts the versions and appends their log event, and keeps the
-derived caches (the search indexes and the dedup/subject lookup) in step with the store.
+derived caches (the search indexes and the dedup/subject lookup) in step with the store. It
+also holds who acts (the actor, their grants, the session's taint and source kind), the one
+place every service reads them from, so ``memory.actor = …`` reaches every service.
 
 Invariant: a version is put only inside :meth:`Writer.writing`, and every put is followed, in
 the same held lock, by its log event and the caches' update (:meth:`Writer.write`, or
@@ -13,7 +15,7 @@ the same held lock, by its log event and the caches' update (:meth:`Writer.write
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import RecordError
+from agent_memory.governance.actors import Actors
 from agent_memory.log.base import OperationLog
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import address_of, sign_record
@@ -42,11 +45,16 @@ class Writer:
         write_keys: The dedup and subject lookup, told of every version written.
         identity: Key pair that signs new versions, or ``None`` for unsigned ones.
         actor: Who acts; named in every event this Writer appends.
+        actors: Who holds which grants (``memory.toml`` ``[actors]``); by default the actor
+            ``owner`` holds all and every other actor none.
+        taint: Labels of the session (e.g. ``external``), inherited by every record it writes.
+        source_kind: ``provenance.kind`` of the records this session remembers.
         writer_lock: Factory of the context manager held around every write (a Home's lock
             file), or ``None`` for none.
 
     Attributes:
         lock: The re-entrant lock every public operation of the Memory holds (reads too).
+        actor, actors, taint, source_kind: As given; services read them at each call.
     """
 
     def __init__(
@@ -58,6 +66,9 @@ class Writer:
         *,
         identity: KeyPair | None = None,
         actor: str = "owner",
+        actors: Actors | None = None,
+        taint: Iterable[str] = (),
+        source_kind: str = "conversation",
         writer_lock: Callable[[], AbstractContextManager[Any]] | None = None,
     ) -> None:
         self.store = store
@@ -66,6 +77,9 @@ class Writer:
         self.write_keys = write_keys
         self.identity = identity
         self.actor = actor
+        self.actors = actors or Actors()
+        self.taint = tuple(sorted(set(taint)))
+        self.source_kind = source_kind
         self.lock = threading.RLock()
         self._writer_lock = writer_lock
 
