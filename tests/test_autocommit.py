@@ -115,3 +115,39 @@ def test_no_commit_is_made_while_a_merge_is_unfinished(tmp_path: Path) -> None:
     with Memory.open(tmp_path / "h") as memory:
         memory.remember("Staging runs on db-3.", source="ticket-1")
     assert _log(tmp_path / "h") == ["agent-memory init"] and not _clean(tmp_path / "h")
+
+
+def test_a_commit_stages_only_the_files_the_write_produced(tmp_path: Path) -> None:
+    # Issue 18 item 5, outside notes/: a file dropped into the Home, a hand edit of a file of the
+    # layout and a hand-made topic page, all changed before the Memory opened, stay out of the commit.
+    root = tmp_path / "h"
+    Home.init(root)
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (root / "passwords.txt").write_text(f"github {token}\n", encoding="utf-8")
+    (root / "topics" / "mine.md").write_text(f"# Mine\n{token}\n", encoding="utf-8")
+    with (root / "conventions.md").open("a", encoding="utf-8") as handle:
+        handle.write(f"- deploy with {token}\n")
+    before = time.time() - 5
+    for name in ("passwords.txt", "topics/mine.md", "conventions.md"):
+        os.utime(root / name, (before, before))
+    with Memory.open(root) as memory:
+        record_id = memory.remember("Staging runs on db-3.", source="ticket-1").record_id
+    committed = _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    month = next(p.relative_to(root).as_posix() for p in (root / "log").glob("*.jsonl"))
+    assert committed == sorted([f"notes/{record_id[4:]}/000001.md", month])
+    assert token not in _git(root, "log", "-p", "--all")
+    left = _git(root, "status", "--porcelain", "-uall")
+    assert all(name in left for name in ("passwords.txt", "topics/mine.md", "conventions.md")), left
+
+
+def test_a_home_level_command_commits_the_layout_files_it_changed(tmp_path: Path) -> None:
+    root = tmp_path / "h"
+    home = Home.init(root)
+    (root / "stray.md").write_text("not the Home's\n", encoding="utf-8")
+    started = time.time()
+    with (root / "inbox.md").open("a", encoding="utf-8") as handle:
+        handle.write("- [mem-2026-11-29-001] (knowledge) The printer is on floor 2. (source: chat)\n")
+    with home.writer_lock():
+        assert home.autocommit("agent-memory: capture", since=started)
+    assert _git(root, "show", "--name-only", "--format=", "HEAD").split() == ["inbox.md"]
+    assert "?? stray.md" in _git(root, "status", "--porcelain")

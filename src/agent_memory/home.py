@@ -327,7 +327,7 @@ class Home:
             ) from None
         return path
 
-    def commit(self, message: str, *, only_library_notes: bool = False) -> bool:
+    def commit(self, message: str, *, only_library_notes: bool = False, since: float | None = None) -> bool:
         """Commit the Home to git; return False when git is absent or nothing changed.
 
         The message gets an ``Agent-Memory-Checkpoint`` trailer: the log head signed with the
@@ -338,9 +338,13 @@ class Home:
 
         Args:
             message: The commit message.
-            only_library_notes: Stage, under ``notes/``, only the files the library wrote
-                (:meth:`library_note_paths`); a refused or hand-dropped note stays untracked.
-                Everything outside ``notes/`` is staged as it is.
+            only_library_notes: Stage only what the library wrote (issue 18 case 5): under
+                ``notes/`` the version files :meth:`library_note_paths` vouches for, elsewhere
+                the Home's own files changed since ``since`` (:meth:`produced_paths`). A
+                refused or hand-dropped note, a file the Home's layout does not name, and a
+                hand edit made before ``since`` stay unstaged.
+            since: With ``only_library_notes``: when the writes being committed began
+                (``time.time()`` seconds); ``None`` takes every changed file of the layout.
         """
         git = shutil.which("git")
         if git is None:
@@ -349,7 +353,7 @@ class Home:
             _git(git, self.root, "init", "-q", "-b", "main")
         if only_library_notes:
             stage, _ = self.library_note_paths()
-            _git(git, self.root, "add", "-A", "--", ".", ":(exclude)notes")
+            stage += self.produced_paths(since)[0]
             if stage:
                 _git(git, self.root, "add", "-A", "--", *stage)
             if not _git(git, self.root, "diff", "--cached", "--name-only").strip():
@@ -372,18 +376,25 @@ class Home:
         _git(git, self.root, *identity, "commit", "-q", "-m", message, *trailers)
         return True
 
-    def autocommit(self, message: str, *, stale_after: float = STALE_GIT_LOCK_SECONDS) -> bool:
+    def autocommit(
+        self, message: str, *, since: float | None = None, stale_after: float = STALE_GIT_LOCK_SECONDS
+    ) -> bool:
         """Commit the Home's changes after a write, when it is a git repository (DESIGN.md §3, §6).
 
         Unlike :meth:`commit` this never makes a repository (a Home made with ``git=False``
         stays without one) and never fails the write that came before it: a commit that git
-        refuses leaves the changes in the working tree, and the next autocommit takes them
-        along (``git add -A``). Call it while holding :meth:`writer_lock`, so that a
-        ``.git/index.lock`` older than ``stale_after`` seconds can only be left by a killed
-        git process and is removed.
+        refuses leaves the changes in the working tree, and the next autocommit whose
+        ``since`` is no later takes them along. It stages only what the writes produced
+        (:meth:`commit` with ``only_library_notes``): never a file dropped into the Home by
+        hand, a note ``sync`` refused or an edit made before ``since``. Call it while
+        holding :meth:`writer_lock`, so that a ``.git/index.lock`` older than
+        ``stale_after`` seconds can only be left by a killed git process and is removed.
 
         Args:
             message: The commit message (one line; the operations done).
+            since: When the writes being committed began (``time.time()`` seconds: the
+                Memory's open, the command's start, the last commit of a server); ``None``
+                takes every changed file of the Home's layout.
             stale_after: Age in seconds from which a leftover ``index.lock`` counts as stale.
 
         Returns:
@@ -404,9 +415,43 @@ class Home:
         except FileNotFoundError:
             pass
         try:
-            return self.commit(message, only_library_notes=True)
+            return self.commit(message, only_library_notes=True, since=since)
         except ConfigError:
             return False
+
+    def produced_paths(self, since: float | None) -> tuple[list[str], list[str]]:
+        """Split changed files outside ``notes/`` into what the writes since ``since`` produced, and the rest.
+
+        A file counts as produced when the Home's layout names it (``memory.toml``, the
+        views, ``inbox.md``, ``conventions.md``, ``golden.yaml``, git's two dot files and the
+        ``log/``, ``archive/``, ``proposals/`` and ``topics/`` folders) and it changed at or
+        after ``since`` (its modification time; any time when ``None``), or was removed. A
+        file of any other name, or one last changed before the writes began, is left out.
+
+        Returns:
+            ``(to stage, left out)``: paths relative to the Home, POSIX separators.
+
+        Raises:
+            ConfigError: git failed.
+        """
+        git = shutil.which("git")
+        if git is None:
+            return [], []
+        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", ".", ":(exclude)notes")
+        stage: list[str] = []
+        left: list[str] = []
+        # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
+        start = None if since is None else since - _CLOCK_SLACK
+        for entry in filter(None, out.split("\0")):
+            rel = entry[3:]
+            try:
+                changed = (self.root / rel).lstat().st_mtime
+            except FileNotFoundError:
+                changed = None  # removed (an erasure's sanitized holder, a spent proposal)
+            ours = rel in _LAYOUT_FILES or rel.split("/", 1)[0] in _LAYOUT_FOLDERS
+            fresh = changed is None or start is None or changed >= start
+            (stage if ours and fresh else left).append(rel)
+        return stage, left
 
     def library_note_paths(self) -> tuple[list[str], list[str]]:
         """Split the changed files under ``notes/`` into what the library wrote and what it did not.
@@ -464,6 +509,12 @@ def commit_message(log: OperationLog, *, since_seq: int) -> str:
     return "agent-memory: " + ", ".join(named[:8]) + more
 
 
+_LAYOUT_FOLDERS = frozenset({"log", "archive", "proposals", "topics"})
+_LAYOUT_FILES = frozenset({*_PARTS, ".gitignore", ".gitattributes", ".state/.gitignore"}) - {
+    *_LAYOUT_FOLDERS,
+    *("notes", ".cache", ".state"),
+}
+_CLOCK_SLACK = 0.1  # seconds
 _VERSION_FILE = re.compile(r"\Anotes/[0-9a-f]{32}/[0-9]{6}\.(?:md|json)\Z")
 
 

@@ -10,6 +10,7 @@ several processes may share a Home one write at a time (DESIGN.md §9 "Actors").
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -128,6 +129,8 @@ class Memory(
         home: The Home, or ``None`` for a Memory built without one.
         actor, actors, taint, source_kind: Who acts, kept on the Writer: setting one here
             changes it for every service.
+        opened_at: When this Memory was made (``time.time()`` seconds): the files of its Home
+            changed from then on are the ones :meth:`close` commits.
     """
 
     actor = _OnWriter[str]()
@@ -154,6 +157,7 @@ class Memory(
         recall_settings: RecallSettings | None = None,
         home: Home | None = None,
     ) -> None:
+        self.opened_at = time.time()
         self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
         self.writer = Writer(
             store,
@@ -525,9 +529,10 @@ class Memory(
         """Persist derived state (index bookkeeping), close the indexes, and commit the Home's writes.
 
         When this Memory is over a Home that is a git repository and its log moved since
-        :meth:`open`, the changes are committed (``git add -A``; message: the actions logged,
-        e.g. ``agent-memory: put x3, supersede``; see :meth:`Home.autocommit
-        <agent_memory.home.Home.autocommit>`, which never fails a write that was made).
+        :meth:`open`, the files it wrote are committed, and only those: no file changed by
+        another hand before it opened (issue 18 case 5). The message names the actions
+        logged, e.g. ``agent-memory: put x3, supersede``; see :meth:`Home.autocommit
+        <agent_memory.home.Home.autocommit>`, which never fails a write that was made.
         """
         with self._lock:
             self.salience.flush()
@@ -543,7 +548,7 @@ class Memory(
                 with self._writing():
                     message = commit_message(self.log, since_seq=self._opened_seq)
                     if message:
-                        home.autocommit(message)
+                        home.autocommit(message, since=self.opened_at)
             self.write_keys.close()
 
     def __enter__(self) -> Memory:

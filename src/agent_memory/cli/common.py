@@ -103,18 +103,23 @@ def open_home(home: str | None) -> Home:
     return Home.open(resolve_home(home))
 
 
-def commit_home(opened: Home, command: str) -> bool:
+def commit_home(opened: Home, command: str, *, since: float) -> bool:
     """Commit what a Home-level command (``capture``, ``archive-inbox``, ``render``) changed.
 
     Takes the Home's writer lock, then :meth:`Home.autocommit
     <agent_memory.home.Home.autocommit>` with the message ``agent-memory: COMMAND``; commands
     that open a :class:`~agent_memory.memory.Memory` commit when it closes instead.
 
+    Args:
+        opened: The Home.
+        command: The command's name, for the message.
+        since: When the command began (``time.time()``): only files it changed are staged.
+
     Returns:
         True when a commit was made.
     """
     with opened.writer_lock():
-        return opened.autocommit(f"agent-memory: {command}")
+        return opened.autocommit(f"agent-memory: {command}", since=since)
 
 
 def echo_json(value: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -53,10 +54,11 @@ def capture(
     from agent_memory.jobs.inbox import capture as capture_item
     from agent_memory.jobs.inbox import parse_local_time
 
+    started = time.time()
     opened = open_home(home)
     when = parse_local_time(at, opened.settings.zone, field="--at") if at is not None else None
     item = capture_item(opened, text, kind=kind, source=source, subject=subject, taint=taints, at=when)
-    commit_home(opened, "capture")
+    commit_home(opened, "capture", since=started)
     if as_json:
         echo_json(item.to_json())
     else:
@@ -111,6 +113,7 @@ def archive_inbox(check: bool, home: str | None, as_json: bool) -> None:
     from agent_memory.jobs.archive import archive_inbox as run
     from agent_memory.jobs.archive import check_archive
 
+    started = time.time()
     opened = open_home(home)
     if check:
         problems = check_archive(opened)
@@ -124,7 +127,7 @@ def archive_inbox(check: bool, home: str | None, as_json: bool) -> None:
             raise click.exceptions.Exit(1)
         return
     result = run(opened)
-    commit_home(opened, "archive-inbox")
+    commit_home(opened, "archive-inbox", since=started)
     if as_json:
         echo_json(result.to_json())
     elif result.finished is not None:
@@ -196,11 +199,12 @@ def render(budget: int, force: bool, check: bool, home: str | None, as_json: boo
     """
     from agent_memory.jobs.views import render as run
 
+    started = time.time()
     opened = open_home(home)
     with progress("rendering views", quiet=quiet or as_json):
         result = run(opened, force=force, budget_tokens=budget, check=check)
     if not check:
-        commit_home(opened, "render")
+        commit_home(opened, "render", since=started)
     if as_json:
         echo_json(result.to_json())
     else:

@@ -88,6 +88,7 @@ class Committer:
         self._clock = clock
         head = log.last()
         self._committed_seq = head.seq if head else 0
+        self._since = time.time()  # files changed from here on are the server's to commit
         self._first: float | None = None  # time of the first write not yet committed
         self._last = 0.0  # time of the latest write
         self._stopping = False
@@ -153,9 +154,10 @@ class Committer:
                 if head is None or head.seq <= self._committed_seq:
                     return False
                 message = commit_message(self.log, since_seq=self._committed_seq)
-                made = bool(message) and self.home.autocommit(message)
+                started = time.time()
+                made = bool(message) and self.home.autocommit(message, since=self._since)
                 if made:
-                    self._committed_seq = head.seq
+                    self._committed_seq, self._since = head.seq, started
                     self.commits += 1
                 return made
         except (AgentMemoryError, OSError) as exc:

@@ -17,6 +17,7 @@ never record content.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -208,9 +209,10 @@ def render(memory: Memory, form: Form) -> str:
     home = memory.home
     if home is None:
         raise Refused("views live in a Home's files; this memory is a database", field="render")
+    started = time.time()
     result = render_views(home)
     with home.writer_lock():  # render logs nothing, so it is committed as `agent-memory render` is
-        home.autocommit("agent-memory: render")
+        home.autocommit("agent-memory: render", since=started)
     kept = f"; left as edited by hand: {', '.join(result.kept)}" if result.kept else ""
     wrote = ", ".join(result.written) or "nothing changed"
     return f"rendered: {wrote} (MEMORY.md shows {result.shown} record(s)){kept}"

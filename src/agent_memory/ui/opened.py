@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import getpass
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -69,6 +70,7 @@ class OpenedMemory:
         self.home: Home | None = memory.home
         self._lock = threading.RLock()
         self._committed = self._head_seq()
+        self._since = memory.opened_at  # the Home's files changed from then on are the page's to commit
         self.reviews: ReviewBook = ReviewBook(memory.log)
         self.latest = LatestRecords(memory)
 
@@ -134,7 +136,11 @@ class OpenedMemory:
 
             with home.writer_lock():
                 message = commit_message(self.memory.log, since_seq=since)
-                return bool(message) and home.autocommit(message)
+                started = time.time()
+                made = bool(message) and home.autocommit(message, since=self._since)
+                if made:
+                    self._since = started
+                return made
 
     def close(self) -> None:
         """Close the Memory (index bookkeeping, salience, the final commit)."""
