@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.doctor.diagnose import DoctorReport, doctor
+from agent_memory.doctor.diagnose import DoctorReport, diagnose, doctor, repair
 from agent_memory.home import Home
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
@@ -138,6 +138,34 @@ def test_an_open_intent_is_found_and_fix_rolls_it_forward(home: Home) -> None:
     assert home.store().get(old.id).state is State.SUPERSEDED
     after = snapshot(home.root, "notes")
     assert all(after[name] == data for name, data in notes_before.items())  # only a version was appended
+
+
+def test_an_intent_is_rolled_forward_when_a_kill_also_left_the_checkpoint_behind(home: Home) -> None:
+    # A writer killed after its intent line but before the checkpoint beside the key was rewritten:
+    # the chain verifies, the log check only warns, and --fix must still finish the write.
+    from agent_memory.log.anchor import checkpoint_path
+
+    (old,) = [r for r in home.store().list() if r.subject == "host:staging"]
+    new = state("The staging host is db-4.", "host:staging", T0 + timedelta(hours=1), supersedes=old.id)
+    checkpoint = checkpoint_path(home.settings.key_file, home.root)
+    before = checkpoint.read_bytes()
+    home.log().append(
+        "intent",
+        actor="test",
+        record_ids=(old.id, new.id),
+        details={"op": "supersede", "reason": "moved", "subject": "host:staging"},
+        now=T0,
+    )
+    home.store().put(new)
+    checkpoint.write_bytes(before)
+    checks = diagnose(home)
+    (log,) = [c for c in checks if c.name == "log"]
+    assert log.ok and log.warning and "no signature covers them" in " ".join(log.details)
+    fixed = repair(home, checks)
+    assert "intents: rolled forward 1 interrupted write(s)" in fixed
+    after = doctor(home)
+    assert check(after, "intents")[0] and check(after, "state")[0]
+    assert home.store().get(old.id).state is State.SUPERSEDED
 
 
 def test_a_hand_edited_view_is_reported_and_never_overwritten(home: Home) -> None:

@@ -174,6 +174,9 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
         StoreError: A derived file could not be written.
     """
     failed = {check.name: check for check in checks if not check.ok or check.warning}
+    # A log warning (a checkpoint behind the chain after a kill) still lets a roll-forward append:
+    # only a chain that does not verify stops the repairs that write to the log.
+    log_verifies = all(check.ok for check in checks if check.name == "log")
     fixed: list[str] = []
     rolled = False
     store = home.store()
@@ -183,7 +186,7 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
             f"indexes, views: not rebuilt while {len(missing)} record(s) the log wrote are missing from "
             "notes/ (restore them first: a rebuild would drop them from the indexes and views)"
         )
-    if "intents" in failed and "log" not in failed:
+    if "intents" in failed and log_verifies:
         from agent_memory.records.signing import sign_record
         from agent_memory.write.plan import roll_forward
 
@@ -210,7 +213,7 @@ def repair(home: Home, checks: list[Check]) -> list[str]:
                 fixed.append(f"indexes: rebuilt {', '.join(dirty)} from {count} record(s)")
         finally:
             catalog.close()
-    if "archive" in failed and failed["archive"].fixable and "log" not in failed:
+    if "archive" in failed and failed["archive"].fixable and log_verifies:
         from agent_memory.jobs.archive import finish_interrupted
 
         try:
