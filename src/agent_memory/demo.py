@@ -295,7 +295,7 @@ def _distill(step: _Steps, memory: Memory) -> None:
     from agent_memory.jobs.review_flow import accept
 
     step("Distill the archive into proposals, then accept them", "agent-memory distill; accept ID…")
-    report = memory.distill()
+    report = memory.maintenance.distill()
     for pending in report.proposals:
         record = pending.proposals[0].record if pending.proposals else None
         body = _short(record.body, 70) if record is not None else pending.reason
@@ -313,7 +313,7 @@ def _distill(step: _Steps, memory: Memory) -> None:
 
 def _consolidate(step: _Steps, memory: Memory) -> None:
     step("Consolidate", "agent-memory consolidate")
-    report = memory.consolidate()
+    report = memory.maintenance.consolidate()
     stats = report.stats
     step.echo(
         f"  {stats['records']} records read, {stats['pairs']} candidate pairs: nothing applied, "

@@ -28,9 +28,7 @@ from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promotion import PromotionProposal, Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
-from agent_memory.jobs.consolidating import ConsolidationMethods
-from agent_memory.jobs.distilling import DistillMethods
-from agent_memory.jobs.pending import PENDING_FOLDER, ProposalShelf
+from agent_memory.jobs.maintenance import Maintenance
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryService
@@ -87,8 +85,6 @@ class Memory(
     WithdrawalMethods,
     ReviewMethods,
     ErasureMethods,
-    ConsolidationMethods,
-    DistillMethods,
 ):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
@@ -182,8 +178,6 @@ class Memory(
         self._lock = self.writer.lock
         self.review_book = ReviewBook(log)
         self._reviews = self.review_book  # the mixins' name until they become services
-        # Filed maintenance proposals: the Home's folder, or kept in memory without a Home.
-        self.maintenance = ProposalShelf(home.root / PENDING_FOLDER if home is not None else None)
         self.zone = timezone or UTC
         self.gate = Gate(log, store)
         self._opened_seq = 0
@@ -197,6 +191,9 @@ class Memory(
             zone=self.zone,
         )
         self.metamemory = MetamemoryService(self.writer)
+        self.maintenance = Maintenance(
+            self.writer, gate=self.gate, salience=self.salience, home=home, zone=self.zone
+        )
         self.promotions = Promotions(
             self.writer,
             gate=self.gate,

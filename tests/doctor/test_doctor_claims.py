@@ -53,7 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             )
             wiki = memory.remember(WIKI, source="test", taint=["external"], now=T0 + timedelta(minutes=3))
             memory.review(wiki.record_id, "approve", now=T0 + timedelta(minutes=4))
-            memory.consolidate(now=T0 + timedelta(minutes=5))
+            memory.maintenance.consolidate(now=T0 + timedelta(minutes=5))
         (home.root / "golden.yaml").write_text(
             "- query: when is tea served?\n  expect: {contains: four}\n", encoding="utf-8"
         )

@@ -176,7 +176,7 @@ def test_jobs_only_propose_is_judged_from_what_consolidate_did(home: Home) -> No
 
     with Memory.open(home.root) as memory:
         memory.remember("Deploys do not go out on Tuesdays.", source="test", now=T0)
-        report = memory.consolidate(now=T0 + timedelta(days=1))
+        report = memory.maintenance.consolidate(now=T0 + timedelta(days=1))
         assert report.proposals
         accept(memory, everything=True, now=T0 + timedelta(days=1))
     verdict, reason = must_5(home)

@@ -80,7 +80,7 @@ def plant(tmp_path: Path) -> Planted:
         near = memory.remember(UNIQUE + ".", source="chat-3", now=T0).record_id
         kept = memory.remember("The staging host is db-2.", source="chat-1", now=T0).record_id
         assert memory.recall("Zanzibar quokka lighthouse", now=at(1)).ids
-        report = memory.consolidate(now=at(1))
+        report = memory.maintenance.consolidate(now=at(1))
         assert report.proposals, "a near-duplicate merge proposal quoting the text"
         memory.propose_promotion(first, reason="confirmed twice", now=at(1))
         memory.metamemory.propose_policy_change(

@@ -29,7 +29,7 @@ def filed(home: Home) -> tuple[Memory, list[PendingProposal]]:
     memory = Memory.open(home.root)
     memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
     memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
-    return memory, memory.consolidate(now=at(days=1), branch=False).proposals
+    return memory, memory.maintenance.consolidate(now=at(days=1), branch=False).proposals
 
 
 def test_the_branch_name_is_the_utc_stamp_without_colons() -> None:
@@ -78,8 +78,8 @@ def test_distill_then_consolidate_in_one_second_commit_two_branches(tmp_path: Pa
     capture(home, "Bo keeps the release checklist in the wiki", source="chat:1", at=T0)
     archive_inbox(home, now=at(hours=1))
     memory, _ = filed(home)
-    distilled = memory.distill(now=at(days=1))
-    consolidated = memory.consolidate(now=at(days=1))
+    distilled = memory.maintenance.distill(now=at(days=1))
+    consolidated = memory.maintenance.consolidate(now=at(days=1))
     assert distilled.branch == "maintenance/20261130T143000Z"
     assert consolidated.branch == "maintenance/20261130T143000Z-2"
     (proposal,) = distilled.proposals
@@ -97,7 +97,7 @@ def test_accept_and_revert_read_a_proposal_from_its_branch_when_the_live_file_is
     memory = Memory.open(home.root)
     memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
     memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
-    report = memory.consolidate(now=at(days=1))
+    report = memory.maintenance.consolidate(now=at(days=1))
     (proposal,) = report.proposals
     assert report.branch is not None
     (home.root / PENDING_FOLDER / f"{proposal.id}.json").unlink()

@@ -289,7 +289,7 @@ def test_withdrawn_records_are_skipped_and_left_untouched() -> None:
     for record in (keep, hidden):
         memory.store.put(record)
     memory.withdraw(memory_item_ids=[hidden.id], reason="user asked", now=T0)
-    report = memory.consolidate(now=SOON)
+    report = memory.maintenance.consolidate(now=SOON)
     assert report.stats["skipped_withdrawn"] == 1
     assert not report.actions and not report.proposals
     assert len(memory.history(hidden.id)) == 1
@@ -300,7 +300,7 @@ def test_the_porcelain_files_proposals_in_the_home_and_logs_ids_not_content(home
     with Memory.open(home.root) as memory:
         memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
         memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
-        report = memory.consolidate(now=SOON)
+        report = memory.maintenance.consolidate(now=SOON)
         event = memory.log.last()
     assert event is not None and event.action == "consolidate"
     assert "green tea" not in json.dumps(event.details)
@@ -315,7 +315,7 @@ def test_a_dry_run_of_the_porcelain_files_and_logs_nothing(home: Home) -> None:
         memory.remember("Ada prefers green tea in the morning with lemon", source="s:1", now=T0)
         memory.remember("Ada prefers green tea in the morning with honey", source="s:2", now=T0)
         head = memory.log.last()
-        report = memory.consolidate(now=SOON, dry_run=True)
+        report = memory.maintenance.consolidate(now=SOON, dry_run=True)
         assert memory.log.last() == head
     assert report.proposals
     assert not (home.root / PENDING_FOLDER).exists()
@@ -327,7 +327,7 @@ def test_the_porcelain_proposes_the_dispute_and_accept_opens_it(home: Home) -> N
         yes = memory.remember("Deploys happen on Tuesdays", source="s:1", now=T0).record_id
         no = memory.remember("Deploys do not happen on Tuesdays", source="s:2", now=T0).record_id
         notes = {i: len(memory.history(i)) for i in (yes, no)}
-        report = memory.consolidate(now=SOON)
+        report = memory.maintenance.consolidate(now=SOON)
         assert [(p.pass_name, p.action) for p in report.proposals] == [("contradiction", "transition")]
         assert {i: len(memory.history(i)) for i in (yes, no)} == notes
         assert memory.get(yes).state is State.ACTIVE and memory.get(no).state is State.ACTIVE
@@ -348,7 +348,7 @@ def test_a_memory_without_a_home_keeps_its_proposals_where_accept_finds_them() -
     strong = make("Ada drinks green tea", ref="s:2", confidence=0.9)
     for record in (weak, strong):
         memory.store.put(record)
-    report = memory.consolidate(now=SOON)
+    report = memory.maintenance.consolidate(now=SOON)
     (pending,) = report.proposals
     assert memory.get(weak.id).state is State.ACTIVE
     from agent_memory.jobs.review_flow import accept, pending_proposals
@@ -368,9 +368,9 @@ def test_a_proposal_a_person_declined_is_not_filed_again_for_exact_duplicates(ho
         b = make("Ada drinks green tea", ref="s:2", confidence=0.9)
         for record in (a, b):
             memory.store.put(record)
-        (pending,) = memory.consolidate(now=SOON).proposals
+        (pending,) = memory.maintenance.consolidate(now=SOON).proposals
         decline(memory, [pending.id], reason="keep both", now=SOON)
-        again = memory.consolidate(now=SOON + timedelta(hours=1))
+        again = memory.maintenance.consolidate(now=SOON + timedelta(hours=1))
     assert not again.proposals
     (refusal,) = again.rejections
     assert refusal.detail.startswith(f"declined by a person as {pending.id} (seq ")

@@ -80,7 +80,7 @@ def test_distill_proposes_records_anchored_into_the_archive_carrying_the_line(ho
         ("Hey! Thanks so much!", {}),
     )
     memory = bm25(home)
-    report = memory.distill(now=RUN)
+    report = memory.maintenance.distill(now=RUN)
     assert len(report.proposals) == 2 and report.skipped == {items[2].anchor: report.skipped[items[2].anchor]}
     records = {p.anchors[0]: p.proposals[0].record for p in report.proposals}
     tea, host = records[items[0].anchor], records[items[1].anchor]
@@ -106,13 +106,13 @@ def test_a_second_run_reads_nothing_again_and_a_dry_run_writes_nothing(home: Hom
     archived(home, ("Ada prefers green tea in the morning.", {}))
     memory = bm25(home)
     before = snapshot(home.root)
-    dry = memory.distill(now=RUN, dry_run=True)
+    dry = memory.maintenance.distill(now=RUN, dry_run=True)
     assert len(dry.proposals) == 1 and dry.log_seq is None
     assert {k: v for k, v in snapshot(home.root).items() if not k.startswith(".cache")} == {
         k: v for k, v in before.items() if not k.startswith(".cache")
     }
-    memory.distill(now=RUN)
-    again = memory.distill(now=at(hours=4))
+    memory.maintenance.distill(now=RUN)
+    again = memory.maintenance.distill(now=at(hours=4))
     assert again.proposals == [] and again.to_json()["stats"]["already_distilled"] == 1
 
 
@@ -121,7 +121,7 @@ def test_distill_never_writes_the_inbox_conventions_or_archive(home: Home) -> No
     capture(home, "A line still in the live inbox.", source="chat:9", at=at(hours=1))
     guarded = ("inbox.md", "conventions.md", "archive/2026-11-29.md")
     before = {name: (home.root / name).read_bytes() for name in guarded}
-    report = bm25(home).distill(now=RUN)
+    report = bm25(home).maintenance.distill(now=RUN)
     assert [p.anchors for p in report.proposals] == [("archive/2026-11-29.md#mem-2026-11-29-001",)]
     assert {name: (home.root / name).read_bytes() for name in guarded} == before
 
@@ -130,12 +130,12 @@ def test_withdrawn_archive_lines_are_skipped_before_reading_and_come_back_when_r
     items = archived(home, ("Ada prefers green tea.", {}), ("Bo prefers coffee.", {}))
     memory = bm25(home)
     control = memory.withdraw(archive_refs=[items[0].anchor], reason="failed-exploration", now=at(hours=1.5))
-    report = memory.distill(now=RUN)
+    report = memory.maintenance.distill(now=RUN)
     assert [a for a, _ in report.selection.withdrawn] == [items[0].anchor]
     assert control.withdrawal_id in report.selection.withdrawn[0][1]
     assert [p.anchors for p in report.proposals] == [(items[1].anchor,)]
     memory.reinstate(control.withdrawal_id, "back in use", now=at(hours=3))
-    later = memory.distill(now=at(hours=4))
+    later = memory.maintenance.distill(now=at(hours=4))
     assert [p.anchors for p in later.proposals] == [(items[0].anchor,)]
 
 
@@ -143,7 +143,7 @@ def test_an_edited_archive_file_is_not_read_and_is_reported(home: Home) -> None:
     archived(home, ("Ada prefers green tea.", {}))
     path = home.root / "archive" / "2026-11-29.md"
     path.write_text(path.read_text("utf-8").replace("green", "black"), "utf-8")
-    report = bm25(home).distill(now=RUN)
+    report = bm25(home).maintenance.distill(now=RUN)
     assert report.proposals == [] and report.selection.total == 0
     assert ["archive/2026-11-29.md: edited" in p for p in report.selection.problems] == [True]
 
@@ -152,7 +152,7 @@ def test_a_line_already_remembered_with_the_same_text_is_held_not_proposed(home:
     items = archived(home, ("Ada prefers green tea.", {}))
     memory = bm25(home)
     held = memory.remember("Ada prefers green tea.", source="chat:0", type="preference", now=T0)
-    report = memory.distill(now=RUN)
+    report = memory.maintenance.distill(now=RUN)
     assert report.proposals == [] and report.held == {items[0].anchor: held.record_id}
 
 
@@ -171,7 +171,7 @@ def test_a_state_line_supersedes_only_its_exact_subject_and_a_revert_brings_the_
         ("Staging runs on db-4.", {"kind": "state", "subject": "host:staging"}),
         ("Staging runs on db-5.", {"kind": "state", "subject": "host:staging"}),
     )
-    (chain,) = memory.distill(now=RUN).proposals
+    (chain,) = memory.maintenance.distill(now=RUN).proposals
     assert chain.action == "supersede" and chain.anchors == tuple(i.anchor for i in items)
     assert old.record_id in chain.basis
     outcome = accept(memory, [chain.id], now=ACCEPT)
@@ -198,7 +198,7 @@ def test_a_tainted_state_line_proposes_a_dispute_and_its_revert_restores_the_old
     archived(
         home, ("Staging runs on db-9.", {"kind": "state", "subject": "host:staging", "taint": ["external"]})
     )
-    (dispute,) = memory.distill(now=RUN).proposals
+    (dispute,) = memory.maintenance.distill(now=RUN).proposals
     assert dispute.action == "dispute"
     accept(memory, [dispute.id], now=ACCEPT)
     assert memory.get(old.record_id).state is State.TRANSITIONAL
@@ -212,7 +212,7 @@ def test_a_tainted_state_line_proposes_a_dispute_and_its_revert_restores_the_old
 def test_accept_refuses_a_value_whose_subject_got_another_value_meanwhile(home: Home) -> None:
     archived(home, ("Staging runs on db-4.", {"kind": "state", "subject": "host:staging"}))
     memory = bm25(home)
-    (proposal,) = memory.distill(now=RUN).proposals
+    (proposal,) = memory.maintenance.distill(now=RUN).proposals
     memory.remember("Staging runs on db-7.", source="s", kind="state", subject="host:staging", now=RUN)
     outcome = accept(memory, [proposal.id], now=ACCEPT)
     ((_, reason),) = outcome.refused
@@ -223,7 +223,7 @@ def test_accept_refuses_a_value_whose_subject_got_another_value_meanwhile(home: 
 def test_accept_refuses_a_proposal_whose_line_was_withdrawn_after_the_run(home: Home) -> None:
     items = archived(home, ("Ada prefers green tea.", {}))
     memory = bm25(home)
-    (proposal,) = memory.distill(now=RUN).proposals
+    (proposal,) = memory.maintenance.distill(now=RUN).proposals
     memory.withdraw(archive_refs=["archive/2026-11-29.md"], reason="failed-exploration", now=RUN)
     outcome = accept(memory, [proposal.id], now=ACCEPT)
     ((_, reason),) = outcome.refused
@@ -233,19 +233,19 @@ def test_accept_refuses_a_proposal_whose_line_was_withdrawn_after_the_run(home: 
 
 def test_distill_needs_a_home(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="archive/"):
-        Memory.in_memory().distill(now=RUN)
+        Memory.in_memory().maintenance.distill(now=RUN)
 
 
 def test_an_unknown_operator_name_is_refused_before_anything_is_read(home: Home) -> None:
     with pytest.raises(ConfigError, match="unknown distill operator 'magic'"):
-        bm25(home).distill(operator="magic", now=RUN)
+        bm25(home).maintenance.distill(operator="magic", now=RUN)
     with pytest.raises(ConfigError, match=r"no \[llm\] table"):
-        bm25(home).distill(operator="llm", now=RUN)
+        bm25(home).maintenance.distill(operator="llm", now=RUN)
 
 
 def test_generated_marks_are_only_on_the_llm_operators_candidates(home: Home) -> None:
     archived(home, ("Ada prefers green tea.", {}))
-    (proposal,) = bm25(home).distill(now=RUN).proposals
+    (proposal,) = bm25(home).maintenance.distill(now=RUN).proposals
     record = proposal.proposals[0].record
     assert record is not None and record.provenance.kind == "distill"
     assert record.epistemic_status is not EpistemicStatus.INFERRED
@@ -256,7 +256,7 @@ def test_a_line_an_erasure_redacted_is_not_distilled_into_its_marker(home: Home)
     memory = bm25(home)
     made = memory.remember(items[0].text, source=items[0].anchor, now=at(hours=1, days=0))
     memory.erase([made.record_id], reason="user request", authority="ada", now=at(hours=1.5))
-    report = memory.distill(now=RUN)
+    report = memory.maintenance.distill(now=RUN)
     assert [p.anchors for p in report.proposals] == [(items[1].anchor,)]
     assert dict(report.selection.withdrawn) == {items[0].anchor: "erased: a redaction line"}
     assert all(

@@ -56,7 +56,7 @@ def bm25(home: Home) -> Memory:
 
 def distill(home: Home) -> tuple[Memory, Any]:
     memory = bm25(home)
-    return memory, memory.distill(operator="llm", now=RUN)
+    return memory, memory.maintenance.distill(operator="llm", now=RUN)
 
 
 def unchanged(home: Home, before: dict[str, bytes]) -> bool:
@@ -105,17 +105,17 @@ def test_a_reply_that_is_not_json_is_rejected_nothing_is_written_and_the_lines_s
     before = snapshot(home.root)
     server.replies.append("Sure! Here are the items: ada likes tea")
     memory = Memory.open(home.root)
-    report = memory.distill(operator="llm", now=RUN, dry_run=True)
+    report = memory.maintenance.distill(operator="llm", now=RUN, dry_run=True)
     (rejection,) = report.rejections
     assert rejection.detail.startswith("bad reply: not JSON") and set(rejection.record_ids) == {
         i.anchor for i in lines
     }
     assert report.proposals == [] and unchanged(home, before)
     server.replies.append("not json either")
-    memory.distill(operator="llm", now=RUN)
+    memory.maintenance.distill(operator="llm", now=RUN)
     assert read_ledger(memory.log) == {}  # refused lines are read again next run
     server.replies.append(echo_reply)
-    assert len(memory.distill(operator="llm", now=at(hours=3)).proposals) == 2
+    assert len(memory.maintenance.distill(operator="llm", now=at(hours=3)).proposals) == 2
 
 
 def test_an_illegal_move_is_rejected_with_its_reason_and_nothing_is_filed(
@@ -208,7 +208,7 @@ def test_an_endpoint_error_raises_and_writes_nothing(
     before = snapshot(home.root)
     server.replies.append(500)
     with pytest.raises(OperatorError, match="HTTP 500"):
-        memory.distill(operator="llm", now=RUN)
+        memory.maintenance.distill(operator="llm", now=RUN)
     assert unchanged(home, before)
 
 

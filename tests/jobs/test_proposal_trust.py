@@ -37,7 +37,7 @@ def file_merge(memory: Memory, a_id: str, b_id: str) -> PendingProposal:
         made_at=SOON,
         proposals=tuple(proposals),
     )
-    memory.maintenance.file(pending)
+    memory.maintenance.shelf.file(pending)
     return pending
 
 
@@ -48,7 +48,7 @@ def seeded(home: Home) -> tuple[str, str, PendingProposal]:
     with Memory.open(home.root, taint=["external"], source_kind="web") as session:
         tainted = session.remember(ATTACK, source="web:1", now=at(1)).record_id
     with Memory.open(home.root) as memory:
-        assert not memory.consolidate(now=SOON).proposals, "consolidate never pairs them itself"
+        assert not memory.maintenance.consolidate(now=SOON).proposals, "consolidate never pairs them itself"
         return trusted, tainted, file_merge(memory, tainted, trusted)
 
 
@@ -108,7 +108,7 @@ def test_a_dispute_with_a_tainted_record_is_named_as_displacing_the_reviewed_one
     with Memory.open(home.root, taint=["external"]) as session:
         session.remember("The staging database is Postgres 15", source="web:1", now=at(1))
     with Memory.open(home.root) as memory:
-        (dispute,) = memory.consolidate(now=SOON).proposals
+        (dispute,) = memory.maintenance.consolidate(now=SOON).proposals
         concern = trust_warning(memory, dispute)
         assert dispute.action == "transition"
         assert concern is not None and concern.startswith(DISPLACES + ": ")
@@ -121,6 +121,6 @@ def test_a_merge_of_two_untainted_records_raises_no_concern_and_accept_all_appli
     with Memory.open(home.root) as memory:
         memory.remember(TRUSTED, source="ops:1", now=T0)
         memory.remember(ATTACK, source="ops:2", now=at(1))
-        (merge,) = memory.consolidate(now=SOON).proposals
+        (merge,) = memory.maintenance.consolidate(now=SOON).proposals
         assert trust_warning(memory, merge) is None
         assert accept(memory, everything=True, now=SOON).done == [merge.id]

@@ -14,9 +14,9 @@ from jobkit import T0, at, make, put
 
 from agent_memory.home import Home
 from agent_memory.jobs.consolidate import consolidate
-from agent_memory.jobs.consolidating import Refusals
 from agent_memory.jobs.pending import ConsolidationReport, PendingProposal, Rejection, basis_of
 from agent_memory.jobs.review_flow import accept, decline, revert
+from agent_memory.jobs.verdicts import Refusals
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, State
@@ -47,7 +47,7 @@ def seeded(home: Home) -> tuple[Memory, dict[str, PendingProposal]]:
             hours=1,
         ),
     )
-    report = memory.consolidate(now=SOON)
+    report = memory.maintenance.consolidate(now=SOON)
     return memory, {p.pass_name: p for p in report.proposals}
 
 
@@ -79,13 +79,13 @@ def test_a_reverted_merge_restores_each_source_and_is_not_proposed_again_until_a
     for copy in copies.values():
         assert copy.provenance.kind == memory.get(merge.record_ids[0]).provenance.kind
         assert copy.state_reason is not None and merge.id in copy.state_reason
-    again = memory.consolidate(now=LATEST)
+    again = memory.maintenance.consolidate(now=LATEST)
     assert [p.pass_name for p in again.proposals] == ["state"]  # the undecided one only
     (refused,) = of_pass(again.rejections, "dedup.near")
     assert refused.detail.startswith(f"reverted by a person ({merge.id}, seq ")
     assert refused.record_ids == tuple(sorted(copies))
     rewritten(memory, sorted(copies)[0])  # a record changed: the person may be asked again
-    (merge_again,) = proposed(memory.consolidate(now=LATEST), "dedup.near")
+    (merge_again,) = proposed(memory.maintenance.consolidate(now=LATEST), "dedup.near")
     assert merge_again.record_ids == tuple(sorted(copies)) and merge_again.id != merge.id
 
 
@@ -93,13 +93,13 @@ def test_a_declined_proposal_is_not_filed_again_while_its_records_are_unchanged(
     memory, filed = seeded(home)
     state, merge = filed["state"], filed["dedup.near"]
     decline(memory, [state.id], reason="keep both for now", now=LATER)
-    again = memory.consolidate(now=LATER)
+    again = memory.maintenance.consolidate(now=LATER)
     assert [p.id for p in again.proposals] == [merge.id]  # undecided: filed again, same id
     (refused,) = of_pass(again.rejections, "state")
     assert refused.detail.startswith(f"declined by a person as {state.id} (seq ")
     assert refused.record_ids == state.record_ids
     rewritten(memory, state.record_ids[0])
-    (state_again,) = proposed(memory.consolidate(now=LATEST), "state")
+    (state_again,) = proposed(memory.maintenance.consolidate(now=LATEST), "state")
     assert state_again.record_ids == state.record_ids and state_again.id != state.id
 
 
@@ -116,7 +116,7 @@ def test_a_reverted_state_supersede_is_not_proposed_again_over_the_same_records(
     (rival,) = [side for side in copy.transition.sides if side != copy_id]
     assert memory.store.get(rival).state is State.TRANSITIONAL
     assert not [r for r in memory.store.list(state=State.ACTIVE) if r.subject == copy.subject]
-    again = memory.consolidate(now=LATEST)
+    again = memory.maintenance.consolidate(now=LATEST)
     assert "state" not in {p.pass_name for p in again.proposals}
 
 

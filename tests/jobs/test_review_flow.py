@@ -38,7 +38,7 @@ def seeded(home: Home) -> tuple[Memory, dict[str, PendingProposal]]:
         make("staging runs on host a", kind="state", subject="host:staging", valid_from=at(0)),
         make("staging runs on host b", kind="state", subject="host:staging", valid_from=at(2), hours=1),
     )
-    report = memory.consolidate(now=SOON)
+    report = memory.maintenance.consolidate(now=SOON)
     return memory, {p.pass_name: p for p in report.proposals}
 
 
@@ -163,7 +163,7 @@ def test_revert_of_a_decay_archival_brings_the_record_back_as_a_new_correction(h
     memory = Memory.open(home.root)
     faded = make("A faded note about lunch", confidence=0.5)
     put(home, faded)
-    (pending,) = memory.consolidate(now=T0.replace(year=2027, month=12)).proposals
+    (pending,) = memory.maintenance.consolidate(now=T0.replace(year=2027, month=12)).proposals
     assert pending.action == "archive"
     accept(memory, [pending.id], now=T0.replace(year=2027, month=12))
     outcome = revert(memory, pending.id, now=T0.replace(year=2028))
@@ -178,14 +178,14 @@ def test_revert_of_a_promotion_archives_the_rule_and_a_flag_returns_to_its_value
         make(f"Deploy {i} failed at night", type="episode", tags=("deploy",), hours=i) for i in range(3)
     ]
     put(home, *episodes)
-    (promotion,) = memory.consolidate(now=SOON).proposals
+    (promotion,) = memory.maintenance.consolidate(now=SOON).proposals
     (rule,) = accept(memory, [promotion.id], now=SOON).written
     revert(memory, promotion.id, now=LATER)
     assert memory.get(rule.id).state is State.ARCHIVED
     episode = make("Backups failed on Sunday", type="episode")
     flagged_rule = make("Backups fail on Sundays", type="rule", evidence=(episode.id,))
     put(home, episode, flagged_rule, archive(episode, "old", now=at(1)))
-    (flag,) = [p for p in memory.consolidate(now=LATER).proposals if p.action == "flag"]
+    (flag,) = [p for p in memory.maintenance.consolidate(now=LATER).proposals if p.action == "flag"]
     accept(memory, [flag.id], now=LATER)
     assert memory.get(flagged_rule.id).flagged
     revert(memory, flag.id, now=at(days=3))

@@ -98,7 +98,7 @@ def consolidate_accept(child: Child, memory: Memory, number: int) -> None:
         memory.remember(f"{stem} main build server", source=f"crash:{child.cycle}:{number}").record_id,
     ]
     child.ack("remember", ids=ids)
-    report = memory.consolidate()
+    report = memory.maintenance.consolidate()
     child.ack("consolidate", proposals=[p.id for p in report.proposals])
     outcome = accept(memory, everything=True)
     child.ack("accept", done=outcome.done, written=sorted({v.id for v in outcome.written}))

@@ -202,7 +202,7 @@ def _bodies(root: Path) -> list[str]:
 def judge(channel: str, root: Path, trusted_id: str, conventions: bytes) -> dict[str, list[str]]:
     """Run the owner's jobs, then return ``{scenario: [how it succeeded, …]}`` (empty lists: failed)."""
     with Memory.open(root) as memory:
-        memory.consolidate(now=T0)
+        memory.maintenance.consolidate(now=T0)
     render(Home.open(root))
     hot = (root / "MEMORY.md").read_text("utf-8")
     files = every_file(root)

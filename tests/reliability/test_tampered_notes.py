@@ -114,7 +114,7 @@ def test_export_leaves_a_tampered_note_out_and_reports_it(tampered: tuple[Home, 
 def test_consolidate_never_reads_a_tampered_note(tampered: tuple[Home, str]) -> None:
     home, poison = tampered
     with Memory.open(home.root) as memory:
-        report = memory.consolidate(dry_run=True, now=T0)
+        report = memory.maintenance.consolidate(dry_run=True, now=T0)
     assert report.stats["records"] == 1 and report.stats["refused_unverified"] == 1
     named = {rid for p in report.proposals for rid in p.record_ids}
     named |= {rid for a in report.actions for rid in a.record_ids}
@@ -126,7 +126,7 @@ def test_distill_does_not_take_a_tampered_note_for_a_duplicate(tampered: tuple[H
     capture(home, POISON, source="chat:1", at=T0)
     archive_inbox(home, now=T0 + timedelta(hours=1))
     with Memory.open(home.root) as memory:
-        report = memory.distill(dry_run=True, branch=False, now=T0 + timedelta(hours=2))
+        report = memory.maintenance.distill(dry_run=True, branch=False, now=T0 + timedelta(hours=2))
     # The tampered record is not there for the planner: the line is proposed anew, never
     # skipped as a duplicate of (or linked to) the refused record.
     assert poison not in str(report.to_json())

@@ -43,7 +43,7 @@ def consolidate(home: str | None, dry_run: bool, as_json: bool, quiet: bool) -> 
         progress("consolidating", quiet=quiet or as_json),
         Memory.open(resolve_home(home), source_kind="cli") as memory,
     ):
-        report = memory.consolidate(dry_run=dry_run)
+        report = memory.maintenance.consolidate(dry_run=dry_run)
     if as_json:
         echo_json({**report.to_json(), "dry_run": dry_run})
         return
@@ -110,7 +110,7 @@ def distill(
         progress(f"distilling ({operator})", quiet=quiet or as_json),
         Memory.open(resolve_home(home), source_kind="cli") as memory,
     ):
-        report = memory.distill(operator=operator, namespace=namespace, dry_run=dry_run)
+        report = memory.maintenance.distill(operator=operator, namespace=namespace, dry_run=dry_run)
     if as_json:
         echo_json({**report.to_json(), "dry_run": dry_run})
         return

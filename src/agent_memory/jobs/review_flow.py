@@ -108,7 +108,7 @@ class Outcome:
 
 def _filed(memory: Memory) -> dict[str, PendingProposal]:
     """Return every filed proposal by id: the shelf (files or memory), then branches for missing ones."""
-    shelf = memory.maintenance
+    shelf = memory.maintenance.shelf
     found = {p.id: p for p in shelf.filed()}
     if shelf.folder is not None:
         for proposal_id, pending in branch_proposals(shelf.folder.parents[1]).items():
@@ -186,7 +186,9 @@ def _select(
 def _unknown(memory: Memory, proposal_id: str) -> str:
     if proposal_id in verdicts_in(memory.log):
         return f"proposal {proposal_id} was already decided"
-    where = f"under {PENDING_FOLDER}" if memory.maintenance.folder is not None else "filed in this Memory"
+    where = (
+        f"under {PENDING_FOLDER}" if memory.maintenance.shelf.folder is not None else "filed in this Memory"
+    )
     return f"no pending proposal {proposal_id} {where}"
 
 
@@ -299,7 +301,7 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
     "restored": {correction id: original id}, "after": {id: sha256 of its version now}}``,
     ``after`` covering every record the acceptance or the revert wrote: consolidation reads it
     so it does not propose the reverted change again over those unchanged records
-    (:class:`~agent_memory.jobs.consolidating.Refusals`).
+    (:class:`~agent_memory.jobs.verdicts.Refusals`).
 
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant.

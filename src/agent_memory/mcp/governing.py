@@ -193,7 +193,7 @@ class GovernanceTools:
                     why="the proposals it files would change trusted records once accepted",
                     hint="call it with dry_run=true to see the report",
                 )
-            report = self.memory.consolidate(dry_run=dry_run)
+            report = self.memory.maintenance.consolidate(dry_run=dry_run)
             filed = "proposals/pending-consolidation" if self.memory.home is not None else None
             return ConsolidateOut.of(report, dry_run=dry_run, filed_in=filed)
 
