@@ -1,40 +1,26 @@
 """``agent-memory reindex`` and ``agent-memory golden``: rebuild the search indexes, test recall (issue 4).
 
-Both import the core when they run; ``rich`` (the progress bar) is imported only by
-``reindex``, so ``agent-memory --help`` stays light.
+Both import the core when they run; ``rich`` (the progress bar, :mod:`agent_memory.cli.progress`)
+is imported only when ``reindex`` draws on a terminal, so ``agent-memory --help`` stays light.
 """
 
 from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from agent_memory.cli.common import echo_json, home_option, json_option, open_home
+from agent_memory.cli.progress import progress as _progress
 
 if TYPE_CHECKING:
     from agent_memory.doctor.golden import GoldenReport
     from agent_memory.home import Home
     from agent_memory.memory import Memory
     from agent_memory.search.recipes import RecipeSpec
-
-
-@contextmanager
-def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """Yield a ``(done, total)`` callback drawing a rich progress bar on stderr."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True, quiet=quiet)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(label, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 @click.command()
@@ -83,7 +69,7 @@ def reindex(recipe_file: str | None, everything: bool, home: str | None, as_json
 def _rebuild(memory: Memory, quiet: bool) -> dict[str, Any]:
     catalog = memory.catalog
     started = time.perf_counter()
-    with _progress(f"indexing ({', '.join(catalog.active)})", quiet) as progress:
+    with _progress(f"indexing ({', '.join(catalog.active)})", quiet=quiet) as progress:
         read = catalog.rebuild(progress=progress)
     catalog.flush()
     seconds = time.perf_counter() - started
@@ -113,7 +99,7 @@ def _try_recipe(home: Home, memory: Memory, path: Path, quiet: bool) -> dict[str
     questions = load_golden(home.root / "golden.yaml")
     current = list(catalog.active)
     catalog.add_recipe(spec)
-    with _progress(f"building {spec.name}", quiet) as progress:
+    with _progress(f"building {spec.name}", quiet=quiet) as progress:
         catalog.refresh(force=True, progress=progress)
     catalog.flush()
     before = run_golden(memory, questions)
