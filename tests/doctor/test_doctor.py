@@ -76,7 +76,9 @@ def test_a_rendered_home_meets_l1_and_reports_every_item_with_a_reason(home: Hom
     items = {item.ref: item for item in conformance.checklist + conformance.musts}
     assert items["000 §21.11"].status == "pass" and "2 record(s)" in items["000 §21.11"].reason
     assert items["000 §21.4"].status == "not-applicable" and "memory:L3" in items["000 §21.4"].reason
-    assert "verified by the test suite: tests/governance/test_forget.py" in items["000 §21.17"].reason
+    # What no Home can show is said to be the code's, with the test that verifies it.
+    assert "not kept in a Home" in items["000 §21.17"].reason
+    assert "verified by tests/governance/test_forget.py" in items["000 §21.17"].reason
     assert items["003 MUST 3"].status == "pass" and items["003 SHOULD 1"].status == "fail"
     assert all(item.reason for item in items.values())
 

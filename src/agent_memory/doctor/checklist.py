@@ -1,9 +1,11 @@
 """Seed 000 §21's checklist and seed 003's MUSTs, each judged from a Home (for ``agent-memory doctor``).
 
-:class:`HomeFacts` reads the Home once (notes, log, views, inbox, archive); each verdict
-function turns those facts into ``pass``, ``fail`` or ``not-applicable`` with a reason.
-Where an item is a property of the code rather than of a Home, the reason names the test
-module that verifies it instead of claiming a runtime check.
+:class:`~agent_memory.doctor.facts.HomeFacts` reads the Home once (notes, log, views, inbox,
+archive, conventions); each verdict function turns those facts into ``pass``, ``fail`` or
+``not-applicable`` with a reason. Items 9, 12, 14 and 15 are judged in :mod:`.decisions`,
+13, 17, 18 and 20 in :mod:`.influence`; every item is judged from what the Home holds. Where
+part of an item is a property of the code that no Home can show (the words of a forget
+receipt, a migration's target), its reason says so and names the test that verifies it.
 
 Invariant: read-only; damage (an unreadable note, a broken log) becomes a ``fail`` reason,
 never an exception.
@@ -13,16 +15,23 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass
-from datetime import date
-from pathlib import Path
-from typing import Any
 
-from agent_memory.errors import AgentMemoryError, LogError
-from agent_memory.home import Home
+from agent_memory.doctor.decisions import (
+    cleanup_plans,
+    conventions_decided,
+    policy_kept_pending,
+    policy_proposals_governed,
+)
+from agent_memory.doctor.facts import FAIL, NA, PASS, HomeFacts, Verdict, read_text
+from agent_memory.doctor.influence import (
+    controls_travel,
+    no_copies_to_withdraw,
+    outcomes_beside_records,
+    promoted_rules_traced,
+)
+from agent_memory.errors import AgentMemoryError
 from agent_memory.records.record import Kind, MemoryRecord, State
-from agent_memory.stores.verified import read_verified
 
 __all__ = [
     "FAIL",
@@ -36,7 +45,6 @@ __all__ = [
     "withdrawn_in_views",
 ]
 
-PASS, FAIL, NA = "pass", "fail", "not-applicable"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TOPIC_LINK = re.compile(r"^- (topics/[^\s]+\.md) — Read when: \S", re.MULTILINE)
 
@@ -62,75 +70,6 @@ class Item:
         return {"ref": self.ref, "text": self.text, "status": self.status, "reason": self.reason}
 
 
-class HomeFacts:
-    """What the report reads from the Home, each read once (damage becomes a reason, never an error).
-
-    Args:
-        home: The Home to read.
-    """
-
-    def __init__(self, home: Home) -> None:
-        from agent_memory.jobs.archive import check_archive
-
-        self.home, self.root = home, home.root
-        store = home.store()
-        self.store_problems = store.check()
-        # The one verified read path: a note that does not verify is reported, never judged.
-        reading = read_verified(store, home_signer=home.signer(), record_ids=store.version_tokens())
-        self.records: list[MemoryRecord] = list(reading.records)
-        from agent_memory.doctor.log_audit import audit_log
-
-        self.log_error = ""
-        try:
-            audit = audit_log(home)  # the chain and every signed checkpoint of its head (issue 19)
-            if not audit.ok:
-                raise LogError("; ".join(audit.failures))
-            self.entries = list(home.log().entries())
-        except AgentMemoryError as exc:
-            self.log_error, self.entries = str(exc), []
-        self.actions = Counter(str(entry.action) for entry in self.entries)
-        self.hot = _text(self.root / "MEMORY.md")
-        self.index = _text(self.root / "index.md")
-        topics = self.root / "topics"
-        self.topics = {p.name: _text(p) for p in sorted(topics.glob("*.md"))} if topics.is_dir() else {}
-        self.captured, self.capture_errors = self._captured()
-        try:
-            self.archive_problems = [str(p) for p in check_archive(home)]
-        except AgentMemoryError as exc:
-            self.archive_problems = [f"could not be checked: {exc}"]
-
-    def _captured(self) -> tuple[list[Any], list[str]]:
-        from agent_memory.jobs.archive import archived_items
-        from agent_memory.jobs.inbox import read_inbox
-
-        items: list[Any] = []
-        errors: list[str] = []
-        try:
-            parsed = read_inbox(self.home)
-            items += parsed.items
-            errors += [f"inbox.md: {p}" for p in parsed.problems]
-        except AgentMemoryError as exc:
-            errors.append(str(exc))
-        folder = self.root / "archive"
-        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            try:
-                items += archived_items(self.home, date.fromisoformat(path.stem))
-            except (AgentMemoryError, ValueError) as exc:
-                errors.append(f"{path.name}: {exc}")
-        return items, errors
-
-    def view_texts(self) -> str:
-        """Return the text of every generated view (MEMORY.md, index.md, topics/*.md) joined."""
-        return "\n".join([self.hot, self.index, *self.topics.values()])
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
 def golden_count(f: HomeFacts) -> int:
     """Return how many questions ``golden.yaml`` holds (0 when it is missing or invalid)."""
     from agent_memory.doctor.golden import load_golden
@@ -141,12 +80,8 @@ def golden_count(f: HomeFacts) -> int:
         return 0
 
 
-def _verdict(ok: bool, yes: str, no: str) -> tuple[str, str]:
+def _verdict(ok: bool, yes: str, no: str) -> Verdict:
     return (PASS, yes) if ok else (FAIL, no)
-
-
-def _by_test(module: str, what: str) -> tuple[str, str]:
-    return PASS, f"{what}; a property of the code, verified by the test suite: {module}"
 
 
 def checklist(f: HomeFacts) -> list[Item]:
@@ -189,26 +124,18 @@ def checklist(f: HomeFacts) -> list[Item]:
         _topic_links(f),
         _topic_dates(f),
         _archive_not_hot(f),
-        _by_test(
-            "tests/jobs/test_consolidate.py", "consolidate only files proposals; decay proposes archival"
-        ),
+        cleanup_plans(f),
         _golden(f),
         _captured_schema(f),
-        _by_test("tests/governance/test_promotion.py", "only accept-promotion writes conventions.md"),
-        _by_test("tests/memory/test_metamemory.py", "feedback and outcomes are log events"),
-        _by_test(
-            "tests/memory/test_metamemory.py", "a policy proposal waits for review and is never applied"
-        ),
-        _by_test("tests/memory/test_metamemory.py", "a policy proposal needs supporting refs that exist"),
+        conventions_decided(f),
+        outcomes_beside_records(f),
+        policy_kept_pending(f),
+        policy_proposals_governed(f),
         (NA, "agent-memory has no import path for other protocols' transient traces"),
-        _by_test("tests/governance/test_forget.py", "forget returns a receipt and never claims erasure"),
-        _by_test("tests/governance/test_forget.py", "a scope that never entered memory is non-admission"),
+        promoted_rules_traced(f),
+        no_copies_to_withdraw(f),
         _withdrawals(f),
-        _by_test(
-            "tests/governance/test_withdrawal_transfer.py and tests/test_migrate.py",
-            "exports carry controls; imports apply them first; migrate carries them, in log order, "
-            "before any record",
-        ),
+        controls_travel(f),
         _erasures(f),
     ]
     return [
@@ -216,7 +143,7 @@ def checklist(f: HomeFacts) -> list[Item]:
     ]
 
 
-def _inbox_writable(f: HomeFacts) -> tuple[str, str]:
+def _inbox_writable(f: HomeFacts) -> Verdict:
     # Seed 000 §21.3 means the capture inbox (the seed's memory.md, DESIGN.md §3's inbox.md),
     # not the generated MEMORY.md: an item can be appended and the inbox still parses.
     inbox = f.root / "inbox.md"
@@ -233,7 +160,7 @@ def _inbox_writable(f: HomeFacts) -> tuple[str, str]:
     )
 
 
-def _archive_anchors(f: HomeFacts) -> tuple[str, str]:
+def _archive_anchors(f: HomeFacts) -> Verdict:
     ids = {item.id for item in f.captured}
     refs = {r.id: r.provenance.ref or "" for r in f.records}
     cited = {rid: ref for rid, ref in refs.items() if ref.startswith("archive/")}
@@ -243,7 +170,7 @@ def _archive_anchors(f: HomeFacts) -> tuple[str, str]:
     return PASS, f"archive/ matches its logged digests; {len(cited)} record(s) cite archive lines that exist"
 
 
-def _nothing_deleted(f: HomeFacts) -> tuple[str, str]:
+def _nothing_deleted(f: HomeFacts) -> Verdict:
     if f.log_error:
         return FAIL, f"the log cannot be read: {f.log_error}"
     known = {r.id for r in f.records} | {p.record_id for p in f.store_problems if p.record_id}
@@ -254,7 +181,7 @@ def _nothing_deleted(f: HomeFacts) -> tuple[str, str]:
     return PASS, f"every one of {len(named)} record(s) the log names is still in notes/"
 
 
-def _topic_links(f: HomeFacts) -> tuple[str, str]:
+def _topic_links(f: HomeFacts) -> Verdict:
     if not f.index:
         return FAIL, "index.md is missing: run agent-memory render"
     linked = set(_TOPIC_LINK.findall(f.index))
@@ -265,7 +192,7 @@ def _topic_links(f: HomeFacts) -> tuple[str, str]:
     return PASS, f"index.md links all {len(pages)} topic page(s), each with a 'Read when:' trigger"
 
 
-def _topic_dates(f: HomeFacts) -> tuple[str, str]:
+def _topic_dates(f: HomeFacts) -> Verdict:
     if not f.topics:
         return NA, "no topic pages yet"
     undated = sorted(name for name, text in f.topics.items() if not _DATE.search(text.split("# ", 1)[-1]))
@@ -274,14 +201,14 @@ def _topic_dates(f: HomeFacts) -> tuple[str, str]:
     return PASS, f"all {len(f.topics)} topic page(s) carry dated items"
 
 
-def _archive_not_hot(f: HomeFacts) -> tuple[str, str]:
+def _archive_not_hot(f: HomeFacts) -> Verdict:
     leaked = [item.id for item in f.captured if item.raw and item.raw in f.hot]
     if leaked:
         return FAIL, f"MEMORY.md holds raw archive lines: {', '.join(leaked)}"
     return PASS, f"none of {len(f.captured)} captured line(s) appears verbatim in MEMORY.md"
 
 
-def _golden(f: HomeFacts) -> tuple[str, str]:
+def _golden(f: HomeFacts) -> Verdict:
     count = golden_count(f)
     if count:
         return (
@@ -291,7 +218,7 @@ def _golden(f: HomeFacts) -> tuple[str, str]:
     return FAIL, "golden.yaml holds no question (or cannot be read)"
 
 
-def _captured_schema(f: HomeFacts) -> tuple[str, str]:
+def _captured_schema(f: HomeFacts) -> Verdict:
     bad = list(f.capture_errors)
     # A tombstone of an authorized erasure keeps only its id and birth digest (seed 001, seed 000
     # §12.3): its source went with the content, and §21.21 judges it through its erasure receipt.
@@ -314,7 +241,7 @@ def _captured_schema(f: HomeFacts) -> tuple[str, str]:
     )
 
 
-def _withdrawals(f: HomeFacts) -> tuple[str, str]:
+def _withdrawals(f: HomeFacts) -> Verdict:
     from agent_memory.governance.gate import Gate
 
     if f.log_error:
@@ -374,7 +301,7 @@ def withdrawn_in_views(hidden: list[MemoryRecord], shown: str) -> list[str]:
     return leaks
 
 
-def _erasures(f: HomeFacts) -> tuple[str, str]:
+def _erasures(f: HomeFacts) -> Verdict:
     from agent_memory.governance.erasure.receipt import RESULTS
 
     if f.log_error:
@@ -428,7 +355,7 @@ def job_writes(f: HomeFacts) -> list[str]:
     return found
 
 
-def _jobs_only_propose(f: HomeFacts) -> tuple[str, str]:
+def _jobs_only_propose(f: HomeFacts) -> Verdict:
     from agent_memory.jobs.branches import BRANCH_PREFIX, current_branch
 
     problems = job_writes(f) + f.archive_problems
@@ -444,10 +371,10 @@ def _jobs_only_propose(f: HomeFacts) -> tuple[str, str]:
     )
 
 
-def _disposable_cache(f: HomeFacts) -> tuple[str, str]:
+def _disposable_cache(f: HomeFacts) -> Verdict:
     # Behaviour, not configuration: what would deleting .cache/ lose? Only derived data may live
     # there; touch counts are state (what recall did) and a rebuild cannot make them again.
-    if ".cache/" not in _text(f.root / ".gitignore"):
+    if ".cache/" not in read_text(f.root / ".gitignore"):
         return FAIL, ".cache/ is not git-ignored: its indexes would be committed as if they were truth"
     stray = f.root / ".cache" / "salience.json"
     if stray.exists():
