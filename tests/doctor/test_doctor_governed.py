@@ -71,7 +71,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             memory.remember("Deploys happen on Tuesdays", source="t", now=at(5))
             memory.remember("Deploys happen on Tuesdays.", source="t", now=at(6))
             lint = memory.remember(LINT, source="t", now=at(7))
-            memory.consolidate(now=at(8))
+            memory.maintenance.consolidate(now=at(8))
             (pending,) = pending_proposals(memory)
             assert accept(memory, [pending.id], now=at(9)).done == [pending.id]
             retrieval = memory.metamemory.record_retrieval([tea.record_id], task_id="task-1", now=at(10))
