@@ -1,25 +1,30 @@
-"""`Memory`: the one porcelain that the CLI, the MCP server and Python users call.
+"""`Memory`: the one facade that the CLI, the MCP server and Python users call.
 
 A single composition root (:meth:`Memory.open` for a Home, :meth:`Memory.in_memory` for
-tests) builds the store, the operation log, the search indexes, the salience sidecar and
-the identity. Every operation takes an injectable clock (``now=``). All public operations
-run under one re-entrant lock; writes to a Home also hold the Home's writer lock file, so
-several processes may share a Home one write at a time (DESIGN.md §9 "Actors").
+tests; :func:`agent_memory.connect.connect` for a store URL) builds the store, the operation
+log, the search indexes, the salience sidecar and the identity, and one
+:class:`~agent_memory.write.writer.Writer` over them. Every verb lives in a service that takes
+the Writer and the parts it needs in its constructor (built on first use, under the Writer's
+lock); ``Memory`` composes them: the core verbs are one-line delegations with the service
+method's full signature and docstring (:func:`_delegate`), the other families are attributes
+(``memory.maintenance``, ``memory.promotions``, ``memory.metamemory``). Every operation takes
+an injectable clock (``now=``). All public operations run under one re-entrant lock; writes to
+a Home also hold the Home's writer lock file, so several processes may share a Home one write
+at a time (DESIGN.md §9 "Actors").
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, tzinfo
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from fg_agent_id import KeyPair
 
-from agent_memory.errors import RecordError
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasure.erase import ErasureMethods
 from agent_memory.governance.erasure.receipt import ErasureReceipt
@@ -28,35 +33,25 @@ from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promotion import PromotionProposal, Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
+from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.jobs.maintenance import Maintenance
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryService
 from agent_memory.recall.salience import Salience
-from agent_memory.recall.select import RecallResult
 from agent_memory.recall.service import Recall
-from agent_memory.records.fields import screen_plain
 from agent_memory.records.memory_file import MemoryFile
-from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
-from agent_memory.records.signing import address_of
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.verified import verified_get
 from agent_memory.transfer.exchange import ImportReport
-from agent_memory.write.corrections import DEFAULT_CONFIDENCE, CorrectionMethods
+from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
-from agent_memory.write.plan import (
-    LIVE_STATES,
-    Plan,
-    PlanKind,
-    RememberResult,
-    execute,
-    plan_write,
-)
-from agent_memory.write.plan import roll_forward as roll_intents_forward
-from agent_memory.write.screen import screen
+from agent_memory.write.plan import LIVE_STATES, Plan, RememberResult
+from agent_memory.write.remember import Remember
 from agent_memory.write.writer import Writer
 
 if TYPE_CHECKING:
@@ -65,37 +60,61 @@ if TYPE_CHECKING:
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _delegate(method: Callable[Concatenate[Any, P], R], service: str) -> Callable[Concatenate[Any, P], R]:
+    """Return a Memory method that calls ``method`` on the service ``getattr(memory, service)``.
+
+    The method keeps ``method``'s signature (for type checkers, :func:`inspect.signature` and
+    ``help``) and docstring: the verb is documented once, where it is implemented.
+    """
+
+    @functools.wraps(method)
+    def call(memory: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(getattr(memory, service), *args, **kwargs)
+
+    return call
+
+
+class _Service(Generic[T]):
+    """A Memory attribute built on first use, under the Writer's lock, then kept (one per Memory)."""
+
+    def __init__(self, build: Callable[[Memory], T]) -> None:
+        self._build = build
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, memory: Memory, owner: type | None = None) -> T:
+        with memory.writer.lock:
+            if self._name not in memory.__dict__:
+                memory.__dict__[self._name] = self._build(memory)
+            return memory.__dict__[self._name]  # type: ignore[no-any-return]
 
 
 class _OnWriter(Generic[T]):
     """A Memory attribute kept on its Writer (who acts), so a change reaches every service."""
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        self._name = name
 
     def __get__(self, memory: Memory, owner: type | None = None) -> T:
-        return getattr(memory.writer, self.name)  # type: ignore[no-any-return]
+        return getattr(memory.writer, self._name)  # type: ignore[no-any-return]
 
     def __set__(self, memory: Memory, value: T) -> None:
-        setattr(memory.writer, self.name, value)
+        setattr(memory.writer, self._name, value)
 
 
-class Memory(
-    CorrectionMethods,
-    WithdrawalMethods,
-    ReviewMethods,
-    ErasureMethods,
-):
+class Memory(WithdrawalMethods, ReviewMethods, ErasureMethods):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    ``recall`` delegates to :class:`~agent_memory.recall.service.Recall`;
-    ``supersede``, ``resolve`` and ``archive`` from
-    :class:`~agent_memory.write.corrections.CorrectionMethods`; withdrawal and
-    reinstatement (``withdraw``, ``reinstate``, ``controls``) from
-    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`, ``review`` from
-    :class:`~agent_memory.governance.reviewing.ReviewMethods`.
-
-    Prefer :meth:`open` and :meth:`in_memory` to building one by hand.
+    Prefer :meth:`open` and :meth:`in_memory` to building one by hand. Withdrawal
+    (``withdraw``, ``reinstate``, ``controls``), ``review`` and ``erase`` come from the mixins
+    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`,
+    :class:`~agent_memory.governance.reviewing.ReviewMethods` and
+    :class:`~agent_memory.governance.erasure.erase.ErasureMethods`.
 
     Args:
         store: Where record versions live.
@@ -118,7 +137,7 @@ class Memory(
             mild recency from valid time (:class:`~agent_memory.settings.RecallSettings`).
             :meth:`open` reads the Home's.
         home: The Home this Memory is over (:meth:`open` passes it), or ``None``: Home-only
-            capabilities (maintenance proposals, views, git) are then unavailable.
+            capabilities (maintenance branches, views, git, distill) are then unavailable.
 
     Attributes:
         writer: The :class:`~agent_memory.write.writer.Writer` every service writes through.
@@ -127,6 +146,11 @@ class Memory(
             changes it for every service.
         opened_at: When this Memory was made (``time.time()`` seconds): the files of its Home
             changed from then on are the ones :meth:`close` commits.
+        gate: The withdrawal gate (:class:`~agent_memory.governance.gate.Gate`).
+        review_book: Review states folded from the log (:class:`.ReviewBook`).
+        maintenance: ``consolidate`` and ``distill`` (:class:`~agent_memory.jobs.maintenance.Maintenance`).
+        promotions: Proposals into ``conventions.md`` (:class:`.Promotions`).
+        metamemory: Retrievals, outcomes, feedback, policy (:class:`.MetamemoryService`).
     """
 
     actor = _OnWriter[str]()
@@ -171,36 +195,41 @@ class Memory(
         self.log = log
         self.catalog = catalog
         self.identity = identity
-        catalog.sign_as(address_of(identity) if identity is not None else None)  # verified reads
+        catalog.sign_as(self.writer.address())  # verified reads
         self.home: Home | None = home
         self.salience = salience or Salience()
         self.pending = pending or PendingRecords()
         self._lock = self.writer.lock
-        self.review_book = ReviewBook(log)
-        self._reviews = self.review_book  # the mixins' name until they become services
         self.zone = timezone or UTC
-        self.gate = Gate(log, store)
         self._opened_seq = 0
         self.recall_settings = recall_settings or RecallSettings()
-        self._recall = Recall(
-            self.writer,
-            gate=self.gate,
-            reviews=self.review_book,
-            salience=self.salience,
-            settings=self.recall_settings,
-            zone=self.zone,
+        self.secrets = home.settings.secrets if home is not None else SecretsSettings()
+
+    # ------------------------------------------------------------------ services
+
+    gate = _Service(lambda m: Gate(m.log, m.store))
+    review_book = _Service(lambda m: ReviewBook(m.log))
+    _remember = _Service(
+        lambda m: Remember(m.writer, salience=m.salience, pending=m.pending, secrets=m.secrets)
+    )
+    _corrections = _Service(lambda m: Corrections(m.writer, secrets=m.secrets))
+    _recall = _Service(
+        lambda m: Recall(
+            m.writer,
+            gate=m.gate,
+            reviews=m.review_book,
+            salience=m.salience,
+            settings=m.recall_settings,
+            zone=m.zone,
         )
-        self.metamemory = MetamemoryService(self.writer)
-        self.maintenance = Maintenance(
-            self.writer, gate=self.gate, salience=self.salience, home=home, zone=self.zone
-        )
-        self.promotions = Promotions(
-            self.writer,
-            gate=self.gate,
-            reviews=self.review_book,
-            home=home,
-            zone=self.zone,
-        )
+    )
+    maintenance = _Service(
+        lambda m: Maintenance(m.writer, gate=m.gate, salience=m.salience, home=m.home, zone=m.zone)
+    )
+    promotions = _Service(
+        lambda m: Promotions(m.writer, gate=m.gate, reviews=m.review_book, home=m.home, zone=m.zone)
+    )
+    metamemory = _Service(lambda m: MetamemoryService(m.writer))
 
     # ------------------------------------------------------------------ construction
 
@@ -250,164 +279,14 @@ class Memory(
         memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
         return memory
 
-    # ------------------------------------------------------------------ writes
+    # ------------------------------------------------------------------ the core verbs
 
-    def remember(
-        self,
-        text: str,
-        *,
-        source: str | None,
-        type: str = "fact",
-        kind: Kind | str | None = None,
-        subject: str | None = None,
-        tags: Sequence[str] = (),
-        occurred_at: datetime | None = None,
-        valid_from: datetime | None = None,
-        confidence: float = DEFAULT_CONFIDENCE,
-        namespace: str = "default",
-        scope: Scope | str | None = None,
-        taint: Iterable[str] = (),
-        epistemic_status: EpistemicStatus | str | None = None,
-        clean: bool = False,
-        evidence: Sequence[str] = (),
-        now: datetime | None = None,
-    ) -> RememberResult:
-        """Remember ``text`` as a new record, or recognise it as one already held.
-
-        Args:
-            text: The memory, as a reusable sentence; NFC-normalised and stripped.
-            source: Where it came from (seed 000 §9 ``Source``): an archive anchor, a file
-                and line, a session id. Required.
-            type: ``fact``, ``episode``, ``procedure``, ``rule`` or seed 003's words.
-            kind: ``state`` (one current value per ``subject``) or ``knowledge`` (default).
-            subject: The exact key of a state record, e.g. ``host:staging``.
-            tags: Labels, merged into an existing record on dedup.
-            occurred_at: When the event happened (event time), if known.
-            valid_from: When the fact starts to hold (valid time); defaults to ``occurred_at``
-                or now.
-            confidence: In [0, 1], four decimals on the wire.
-            namespace: Tenancy key (``user:…``, ``agent:…``, ``project:…``).
-            scope: Seed 000's Scope word.
-            taint: Extra taint labels, added to the session's.
-            epistemic_status: ``confirmed``, ``observed-once``, ``inferred`` or ``unknown``.
-            clean: An importer of someone's existing data: control characters are replaced
-                (and said in the result's ``cleaned``) instead of refused
-                (:func:`~agent_memory.write.screen.screen`).
-            evidence: Ids (``mem:…``) of records this Home holds that support it; a ``rule``
-                needs at least one (seed 001).
-            now: The clock (aware).
-
-        Raises:
-            ScreenError: The text fails the screen (a control character, a secret, a git
-                conflict marker, a foreign frontmatter block, over 1 MiB); nothing is written.
-            RecordError: Empty text, no source, a subject without ``kind=state`` (or the
-                reverse), a naive datetime, a rule without evidence, an evidence id this
-                Home does not hold, or any invalid field — nothing is written.
-        """
-        stamp = self._clock(now)
-        screen_plain(subject=subject, tags=tags, source=source)
-        screened = screen(text, field="text", policy=self, tags=tags, clean=clean)
-        body, tags = screened.text, screened.tags
-        if not isinstance(source, str) or not source.strip():
-            raise RecordError(
-                "a memory needs a source (seed 000 §9)",
-                field="source",
-                hint="pass --source naming the session, file or conversation it came from",
-            )
-        labels = tuple(sorted({*self.taint, *taint}))
-        kind_value = Kind(kind) if kind is not None else Kind.KNOWLEDGE
-        supporting = self._evidence(evidence, type)
-        record = MemoryRecord.create(
-            type=type,
-            body=body,
-            created_at=stamp,
-            tags=tuple(dict.fromkeys(tags)),
-            provenance=Provenance(kind=self.source_kind, ref=source.strip(), agent=self._address()),
-            occurred_at=occurred_at,
-            valid_from=valid_from,
-            confidence=confidence,
-            kind=kind_value,
-            subject=subject,
-            namespace=namespace,
-            scope=scope,
-            taint=labels or None,
-            epistemic_status=epistemic_status,
-            evidence=supporting,
-        )
-        with self._writing():
-            duplicate, live_subject = self.write_keys.lookup(record, self._head())
-            plan = plan_write(record, duplicate, live_subject)
-            result = self._apply_plan(plan, stamp)
-            return dataclasses.replace(result, cleaned=screened.cleaned) if screened.cleaned else result
-
-    def _evidence(self, evidence: Sequence[str], type: str) -> tuple[str, ...]:
-        """Return the evidence ids, each checked to be a record of this Home (issue 24 item 5).
-
-        Raises:
-            RecordError: A rule without evidence, or an id that is malformed or not held here.
-        """
-        ids = tuple(dict.fromkeys(e.strip() if isinstance(e, str) else e for e in evidence))
-        if type == "rule" and not ids:
-            raise RecordError(
-                "a rule needs at least one evidence record id",
-                field="evidence",
-                hint="name the records it rests on: --evidence mem:… (CLI), evidence=[…] (MCP, Python)",
-            )
-        for i, record_id in enumerate(ids):
-            if not isinstance(record_id, str):
-                raise RecordError("must be a record id (mem:…)", field=f"evidence[{i}]")
-            try:
-                self.store.get(record_id)
-            except KeyError:
-                raise RecordError(
-                    f"evidence {record_id} is not in this Home",
-                    field=f"evidence[{i}]",
-                    hint="agent-memory list shows the record ids this Home holds",
-                ) from None
-        return ids
-
-    def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
-        record, other = plan.record, plan.other
-        quarantined = bool(record.taint)
-        if plan.kind is PlanKind.DEDUP and other is not None:
-            merged = tuple(dict.fromkeys([*other.tags, *record.tags]))
-            if merged != other.tags:
-                self._write(
-                    [other.evolve(tags=merged, updated_at=stamp)],
-                    stamp,
-                    action="put",
-                    details={"reason": "tags merged"},
-                )
-            self.salience.touch([other.id], now=stamp)
-            if record.provenance.ref != other.provenance.ref:
-                # The record cannot change its sources after birth; the log keeps the new one.
-                self.log.append(
-                    "put",
-                    actor=self.actor,
-                    record_ids=(other.id,),
-                    details={"reason": "deduped: seen again", "source": record.provenance.ref},
-                    now=stamp,
-                )
-            return RememberResult(other.id, deduped=True, quarantined=bool(other.taint))
-        if plan.kind is PlanKind.PENDING and other is not None:
-            self.pending.add(self._signed(record))
-            self.log.append(
-                "review",
-                actor=self.actor,
-                record_ids=(record.id, other.id),
-                details={"verdict": "pending", "reason": plan.reason},
-                now=stamp,
-            )
-            return RememberResult(record.id, pending=True, quarantined=quarantined)
-        signed = Plan(plan.kind, self._signed(record), other, plan.reason)
-        written = execute(signed, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
-        self._after_write(written)
-        return RememberResult(
-            record.id,
-            superseded=other.id if plan.kind is PlanKind.SUPERSEDE and other else None,
-            disputed_with=other.id if plan.kind is PlanKind.DISPUTE and other else None,
-            quarantined=quarantined,
-        )
+    remember = _delegate(Remember.remember, "_remember")
+    supersede = _delegate(Corrections.supersede, "_corrections")
+    resolve = _delegate(Corrections.resolve, "_corrections")
+    archive = _delegate(Corrections.archive, "_corrections")
+    recall = _delegate(Recall.recall, "_recall")
+    roll_forward = _delegate(Writer.roll_forward, "writer")
 
     def import_file(
         self,
@@ -429,15 +308,14 @@ class Memory(
             SignatureError, RecordError, ScreenError, LogError: As for
                 ``import_memory_file``; nothing is written.
         """
-        from agent_memory.governance.secrets import policy_of
         from agent_memory.transfer.exchange import import_memory_file
 
         stamp = self._clock(now)
-        home = getattr(self, "home", None)
+        home = self.home
         trusted = {
             *trusted_signers,
             *(home.settings.trusted_signers if home is not None else ()),
-            *([self._address()] if self.identity is not None else []),
+            *([address] if (address := self.writer.address()) is not None else []),
         }
         with self._writing():
             report = import_memory_file(
@@ -448,7 +326,7 @@ class Memory(
                 path=path,
                 log=self.log,
                 actor=self.actor,
-                secrets=policy_of(self),
+                secrets=self.secrets,
                 sign=self.writer.sign,
                 now=stamp,
             )
@@ -497,30 +375,6 @@ class Memory(
         except BaseException:
             self.write_keys.refresh([*named, *options.get("cascade", ())])
             raise
-
-    def roll_forward(self, *, now: datetime | None = None) -> int:
-        """Finish writes a crash interrupted (logged intents); return how many were closed.
-
-        The log is read only when the write keys do not record its head as settled, and
-        then only after the last head they recorded as settled, when that entry is still in
-        the log with the same digest (the log is hash-chained, so it pins what came before).
-        """
-        with self._writing():
-            if self.write_keys.settled(self._head()):
-                return 0  # nothing was left open: the log need not be read (see write_keys)
-            since = self.write_keys.settled_seq(self.log)
-            closed = roll_intents_forward(
-                self.store,
-                self.log,
-                actor=self.actor,
-                now=self._clock(now),
-                since_seq=since,
-                sign=self.writer.sign,
-            )
-            self.write_keys.settle(self._head())
-            if closed:
-                self.catalog.refresh(force=True)
-            return closed
 
     def close(self) -> None:
         """Persist derived state (index bookkeeping), close the indexes, and commit the Home's writes.
@@ -582,38 +436,6 @@ class Memory(
 
     # ------------------------------------------------------------------ reads
 
-    def recall(
-        self,
-        query: str,
-        *,
-        budget_tokens: int = 2000,
-        include_history: bool = False,
-        include_archived: bool = False,
-        as_of: datetime | None = None,
-        valid_at: datetime | None = None,
-        namespace: str | None = None,
-        k: int | None = None,
-        now: datetime | None = None,
-        touch: bool = True,
-    ) -> RecallResult:
-        """Return the records that best answer ``query`` within ``budget_tokens``; see :meth:`.Recall.recall`.
-
-        Raises:
-            RecordError: A budget below 1, ``k`` below 1, or a naive datetime.
-        """
-        return self._recall.recall(
-            query,
-            budget_tokens=budget_tokens,
-            include_history=include_history,
-            include_archived=include_archived,
-            as_of=as_of,
-            valid_at=valid_at,
-            namespace=namespace,
-            k=k,
-            now=now,
-            touch=touch,
-        )
-
     def get(self, record_id: str) -> MemoryRecord:
         """Return the latest version of a record, once it verifies (the one verified read path).
 
@@ -644,7 +466,7 @@ class Memory(
                 "quarantined": sum(
                     1
                     for r in records
-                    if r.state in LIVE_STATES and self._reviews.state_of(r) == "quarantined"
+                    if r.state in LIVE_STATES and self.review_book.state_of(r) == "quarantined"
                 ),
                 "agent": self._address(),
                 "maintenance": review_stats(self.log),
@@ -663,27 +485,17 @@ class Memory(
     def _address(self) -> str | None:
         return self.writer.address()
 
-    def _signed(self, record: MemoryRecord) -> MemoryRecord:
-        return self.writer.sign(record)
-
     def _writing(self) -> AbstractContextManager[None]:
         return self.writer.writing()
 
-    def _write(
-        self,
-        versions: list[MemoryRecord],
-        stamp: datetime,
-        *,
-        action: str,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        self.writer.write(versions, stamp, action=action, details=details)
-
-    def _after_write(self, versions: Sequence[MemoryRecord]) -> None:
+    def _after_write(self, versions: list[MemoryRecord]) -> None:
         self.writer.after_write(versions)
 
     def _head(self) -> str:
         return self.writer.head()
+
+    def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
+        return self._remember.apply_plan(plan, stamp)
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

@@ -49,7 +49,7 @@ class ReviewMethods:
         actor: str
         actors: Actors
         taint: tuple[str, ...]
-        _reviews: ReviewBook
+        review_book: ReviewBook
         _lock: threading.RLock
         pending: PendingRecords
         write_keys: WriteKeys
@@ -95,14 +95,14 @@ class ReviewMethods:
             As :meth:`review`, for the first id refused; then nothing is written.
         """
         stamp = self._clock(now)
-        self._reviews.check_verdict(verdict)
+        self.review_book.check_verdict(verdict)
         for record_id in record_ids:
             require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
         with self._writing():
             records = [self.store.get(record_id) for record_id in record_ids]
             if verdict == "approve":
                 for record in records:
-                    _check_approvable(record, self._reviews.state_of(record))
+                    _check_approvable(record, self.review_book.state_of(record))
             for record in records:
                 self.log.append(
                     "review",

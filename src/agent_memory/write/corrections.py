@@ -1,4 +1,4 @@
-"""``Memory.supersede``, ``resolve`` and ``archive``: the corrections a person or agent makes by id.
+"""`Corrections`: ``supersede``, ``resolve`` and ``archive``, the corrections a person or agent makes by id.
 
 Each is one logged write under the Home's writer lock; a supersede goes through the same
 plan and intent as ``remember`` (:func:`agent_memory.write.plan.execute`), so a crash in between
@@ -8,8 +8,6 @@ on its own; it disputes it (DESIGN.md §9).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +16,14 @@ from agent_memory.records.fields import screen_plain
 from agent_memory.records.lifecycle import archive as archive_record
 from agent_memory.records.lifecycle import resolve_transition
 from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.write.plan import Plan, PlanKind, RememberResult, execute
+from agent_memory.write.plan import Plan, PlanKind, RememberResult
 from agent_memory.write.screen import screen
 
 if TYPE_CHECKING:
-    from agent_memory.log.base import OperationLog
-    from agent_memory.stores.base import RecordStore
+    from agent_memory.governance.secrets import SecretsSettings
+    from agent_memory.write.writer import Writer
 
-DEFAULT_CONFIDENCE = 0.9
-"""Confidence of a record written without one (``remember`` and ``supersede``)."""
+__all__ = ["Corrections", "carried_fields"]
 
 
 def carried_fields(record: MemoryRecord) -> dict[str, Any]:
@@ -35,7 +32,7 @@ def carried_fields(record: MemoryRecord) -> dict[str, Any]:
     As ``MemoryRecord.create`` keyword arguments: ``type``, ``tags``, ``confidence``,
     ``slots``, ``epistemic_status``, ``sources``, ``evidence`` and the unknown extension
     fields (``extra``). ``kind``, ``subject``, ``namespace`` and ``scope`` never change after
-    birth and are carried by :meth:`CorrectionMethods.supersede` itself; record and valid time
+    birth and are carried by :meth:`Corrections.supersede` itself; record and valid time
     (``occurred_at``, ``valid_from``) are the caller's to carry (``edit`` and ``sync`` do: a
     correction of wording held all along; ``supersede`` of a new value holds from now).
     """
@@ -51,33 +48,17 @@ def carried_fields(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-class CorrectionMethods:
-    """``supersede``, ``resolve`` and ``archive`` of :class:`~agent_memory.memory.Memory`."""
+class Corrections:
+    """The corrections by id over one Memory's parts (``Memory.supersede``, ``resolve``, ``archive``).
 
-    if TYPE_CHECKING:
-        store: RecordStore
-        log: OperationLog
-        actor: str
-        taint: tuple[str, ...]
+    Args:
+        writer: The Memory's Writer: lock, clock, signing key and who acts.
+        secrets: The Home's ``[secrets]`` policy (refuse, or redact), for a correction's text.
+    """
 
-        def _clock(self, now: datetime | None) -> datetime: ...
-
-        def _writing(self) -> AbstractContextManager[None]: ...
-
-        def _address(self) -> str | None: ...
-
-        def _signed(self, record: MemoryRecord) -> MemoryRecord: ...
-
-        def _write(
-            self,
-            versions: list[MemoryRecord],
-            stamp: datetime,
-            *,
-            action: str,
-            details: dict[str, Any] | None = None,
-        ) -> None: ...
-
-        def _after_write(self, versions: Sequence[MemoryRecord]) -> None: ...
+    def __init__(self, writer: Writer, *, secrets: SecretsSettings) -> None:
+        self._writer = writer
+        self._secrets = secrets
 
     def resolve(self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None) -> None:
         """Settle a dispute: the winner returns to active, the loser is superseded by it.
@@ -86,12 +67,14 @@ class CorrectionMethods:
             RecordNotFound: Either id is unknown.
             LifecycleError: The two are not the two sides of one open transition, or no reason.
         """
-        stamp = self._clock(now)
-        with self._writing():
+        stamp = self._writer.clock(now)
+        with self._writer.writing():
             won, lost = resolve_transition(
-                self.store.get(winner_id), self.store.get(loser_id), reason, now=stamp
+                self._writer.store.get(winner_id), self._writer.store.get(loser_id), reason, now=stamp
             )
-            self._write([won, lost], stamp, action="resolve", details={"reason": reason, "winner": winner_id})
+            self._writer.write(
+                [won, lost], stamp, action="resolve", details={"reason": reason, "winner": winner_id}
+            )
 
     def archive(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
         """Retire a record (terminal; its content is kept). Returns the archived version.
@@ -100,14 +83,15 @@ class CorrectionMethods:
             RecordNotFound: Unknown id.
             LifecycleError: Already archived, or no reason.
         """
-        stamp = self._clock(now)
-        with self._writing():
-            retired = archive_record(self.store.get(record_id), reason, now=stamp)
-            self._write([retired], stamp, action="archive", details={"reason": reason})
+        stamp = self._writer.clock(now)
+        with self._writer.writing():
+            retired = archive_record(self._writer.store.get(record_id), reason, now=stamp)
+            self._writer.write([retired], stamp, action="archive", details={"reason": reason})
             return retired
 
     def supersede(
         self,
+        /,
         old_id: str,
         text: str,
         *,
@@ -136,14 +120,14 @@ class CorrectionMethods:
             ProposalError: ``expected_version`` does not match (a concurrent edit).
             LifecycleError: The old record is not active.
             ScreenError: The text fails the screen (:func:`~agent_memory.write.screen.screen`).
-            RecordError: As for :meth:`remember`.
+            RecordError: As for :meth:`.Remember.remember`.
         """
-        stamp = self._clock(now)
+        stamp = self._writer.clock(now)
         screen_plain(source=source, tags=fields.get("tags"))
         given_tags = fields.pop("tags", None)
-        screened = screen(text, field="text", policy=self)  # its tags: what the screen adds
-        with self._writing():
-            history = self.store.history(old_id)
+        screened = screen(text, field="text", policy=self._secrets)  # its tags: what the screen adds
+        with self._writer.writing():
+            history = self._writer.store.history(old_id)
             old = history[-1]
             if expected_version is not None and expected_version != len(history):
                 raise ProposalError(
@@ -167,13 +151,13 @@ class CorrectionMethods:
                 created_at=stamp,
                 supersedes=old_id,
                 provenance=Provenance(
-                    kind="correction", ref=(source or "").strip() or None, agent=self._address()
+                    kind="correction", ref=(source or "").strip() or None, agent=self._writer.address()
                 ),
                 kind=old.effective_kind,
                 subject=old.subject,
                 namespace=old.effective_namespace,
                 scope=old.scope,
-                taint=tuple(sorted({*self.taint, *(carried.pop("taint", ()) or ())})) or None,
+                taint=tuple(sorted({*self._writer.taint, *(carried.pop("taint", ()) or ())})) or None,
                 **carried,
             )
             if not record.provenance.ref:
@@ -181,18 +165,8 @@ class CorrectionMethods:
             if record.taint:
                 # A tainted correction never replaces a record on its own: it disputes it (DESIGN.md §9).
                 disputing = record.evolve(supersedes=None)
-                plan = Plan(
-                    PlanKind.DISPUTE,
-                    self._signed(disputing),
-                    old,
-                    f"a tainted correction disputes it: {reason}",
-                )
-                self._after_write(
-                    execute(plan, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
-                )
+                why = f"a tainted correction disputes it: {reason}"
+                self._writer.execute(Plan(PlanKind.DISPUTE, disputing, old, why), stamp)
                 return RememberResult(disputing.id, disputed_with=old_id, quarantined=True)
-            plan = Plan(PlanKind.SUPERSEDE, self._signed(record), old, reason)
-            self._after_write(
-                execute(plan, self.store, self.log, actor=self.actor, now=stamp, sign=self._signed)
-            )
+            self._writer.execute(Plan(PlanKind.SUPERSEDE, record, old, reason), stamp)
             return RememberResult(record.id, superseded=old_id, quarantined=False)

@@ -31,6 +31,7 @@ from agent_memory.records.wire import truncate_ms, utc_now
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.stores.base import RecordStore
 from agent_memory.write.dedup import WriteKeys
+from agent_memory.write.plan import Plan, execute, roll_forward
 
 __all__ = ["Writer"]
 
@@ -139,6 +140,17 @@ class Writer:
         self.after_write(signed)
         return numbers
 
+    def execute(self, plan: Plan, stamp: datetime) -> list[MemoryRecord]:
+        """Sign ``plan``'s record, carry the plan out with its intent, then bring the caches in step.
+
+        Call inside :meth:`writing`. Returns the versions written (see
+        :func:`~agent_memory.write.plan.execute`, whose refusals it raises before any write).
+        """
+        signed = Plan(plan.kind, self.sign(plan.record), plan.other, plan.reason)
+        written = execute(signed, self.store, self.log, actor=self.actor, now=stamp, sign=self.sign)
+        self.after_write(written)
+        return written
+
     def after_write(self, versions: Sequence[MemoryRecord]) -> None:
         """Tell the indexes and the dedup lookup of versions just put (the latest of each id wins)."""
         latest = {v.id: v for v in versions}
@@ -149,3 +161,27 @@ class Writer:
         """Return the log head as ``"seq:digest"`` (``"0"`` for an empty log)."""
         head = self.log.last()
         return f"{head.seq}:{head.digest}" if head else "0"
+
+    def roll_forward(self, *, now: datetime | None = None) -> int:
+        """Finish writes a crash interrupted (logged intents); return how many were closed.
+
+        The log is read only when the write keys do not record its head as settled, and
+        then only after the last head they recorded as settled, when that entry is still in
+        the log with the same digest (the log is hash-chained, so it pins what came before).
+        See :func:`~agent_memory.write.plan.roll_forward`.
+        """
+        with self.writing():
+            if self.write_keys.settled(self.head()):
+                return 0  # nothing was left open: the log need not be read (see write_keys)
+            closed = roll_forward(
+                self.store,
+                self.log,
+                actor=self.actor,
+                now=self.clock(now),
+                since_seq=self.write_keys.settled_seq(self.log),
+                sign=self.sign,
+            )
+            self.write_keys.settle(self.head())
+            if closed:
+                self.catalog.refresh(force=True)
+            return closed
