@@ -69,7 +69,6 @@ KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 
 _SERVICES_TAKING_A_MEMORY = (
     "agent_memory.doctor.golden",
-    "agent_memory.governance.forget",
     "agent_memory.governance.queue",
     "agent_memory.jobs.compensation",
     "agent_memory.jobs.review_flow",

@@ -29,11 +29,11 @@ from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasure.erase import ErasureMethods
 from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
-from agent_memory.governance.porcelain import WithdrawalMethods
 from agent_memory.governance.promotion import PromotionProposal, Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import SecretsSettings
+from agent_memory.governance.withdrawals import Withdrawals
 from agent_memory.jobs.maintenance import Maintenance
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
@@ -107,14 +107,12 @@ class _OnWriter(Generic[T]):
         setattr(memory.writer, self._name, value)
 
 
-class Memory(WithdrawalMethods, ReviewMethods, ErasureMethods):
+class Memory(ReviewMethods, ErasureMethods):
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    Prefer :meth:`open` and :meth:`in_memory` to building one by hand. Withdrawal
-    (``withdraw``, ``reinstate``, ``controls``), ``review`` and ``erase`` come from the mixins
-    :class:`~agent_memory.governance.porcelain.WithdrawalMethods`,
-    :class:`~agent_memory.governance.reviewing.ReviewMethods` and
-    :class:`~agent_memory.governance.erasure.erase.ErasureMethods`.
+    Prefer :meth:`open` and :meth:`in_memory` to building one by hand. ``review`` and
+    ``erase`` come from the mixins :class:`~agent_memory.governance.reviewing.ReviewMethods`
+    and :class:`~agent_memory.governance.erasure.erase.ErasureMethods`.
 
     Args:
         store: Where record versions live.
@@ -148,6 +146,8 @@ class Memory(WithdrawalMethods, ReviewMethods, ErasureMethods):
             changed from then on are the ones :meth:`close` commits.
         gate: The withdrawal gate (:class:`~agent_memory.governance.gate.Gate`).
         review_book: Review states folded from the log (:class:`.ReviewBook`).
+        withdrawals: ``withdraw``, ``reinstate``, ``controls``, ``forget`` and the ``views_note``
+            of the last control (:class:`~agent_memory.governance.withdrawals.Withdrawals`).
         maintenance: ``consolidate`` and ``distill`` (:class:`~agent_memory.jobs.maintenance.Maintenance`).
         promotions: Proposals into ``conventions.md`` (:class:`.Promotions`).
         metamemory: Retrievals, outcomes, feedback, policy (:class:`.MetamemoryService`).
@@ -223,6 +223,9 @@ class Memory(WithdrawalMethods, ReviewMethods, ErasureMethods):
             zone=m.zone,
         )
     )
+    withdrawals = _Service(
+        lambda m: Withdrawals(m.writer, gate=m.gate, pending=m.pending, zone=m.zone, home=m.home)
+    )
     maintenance = _Service(
         lambda m: Maintenance(m.writer, gate=m.gate, salience=m.salience, home=m.home, zone=m.zone)
     )
@@ -286,6 +289,9 @@ class Memory(WithdrawalMethods, ReviewMethods, ErasureMethods):
     resolve = _delegate(Corrections.resolve, "_corrections")
     archive = _delegate(Corrections.archive, "_corrections")
     recall = _delegate(Recall.recall, "_recall")
+    withdraw = _delegate(Withdrawals.withdraw, "withdrawals")
+    reinstate = _delegate(Withdrawals.reinstate, "withdrawals")
+    controls = _delegate(Withdrawals.controls, "withdrawals")
     roll_forward = _delegate(Writer.roll_forward, "writer")
 
     def import_file(

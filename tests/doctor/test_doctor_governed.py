@@ -22,7 +22,6 @@ from click.testing import CliRunner
 from agent_memory.cli import cli
 from agent_memory.doctor.checklist import FAIL, NA, PASS, Item
 from agent_memory.doctor.conformance import conformance
-from agent_memory.governance.forget import forget
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox
 from agent_memory.jobs.inbox import capture
@@ -93,7 +92,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             promoted = memory.promotions.propose(tea.record_id, reason="asked three times", now=at(14))
             memory.promotions.accept(promoted.proposal_id, reason="the owner agrees", now=at(15))
             memory.promotions.propose(lint.record_id, reason="seen twice", now=at(16))
-            forget(memory, memory_item_ids=[wiki.record_id], now=at(17))
+            memory.withdrawals.forget(memory_item_ids=[wiki.record_id], now=at(17))
             (doomed,) = [r for r in memory.store.list() if r.state is State.ACTIVE and "Deploys" in r.body]
             memory.erase([doomed.id], reason="asked by the owner", authority="owner", now=at(18))
         (home.root / "golden.yaml").write_text(

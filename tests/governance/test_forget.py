@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.governance.actors import Actors, AuthorityError
-from agent_memory.governance.forget import SURFACES, forget
+from agent_memory.governance.forget import SURFACES
 from agent_memory.governance.gate import Gate
 from agent_memory.home import Home
 from agent_memory.memory import Memory
@@ -24,7 +24,7 @@ def recalled(memory: Memory, query: str, **options: object) -> set[str]:
 def test_forget_withdraws_reversibly_and_never_claims_erasure(memory: Memory) -> None:
     gone = memory.remember("The deploy script needs sudo.", source="run-7", now=T0).record_id
     before = memory.history(gone)
-    receipt = forget(memory, memory_item_ids=[gone], now=at(1))
+    receipt = memory.withdrawals.forget(memory_item_ids=[gone], now=at(1))
     text = receipt.render()
     assert [line.split(":")[0] for line in text.splitlines()] == list(SURFACES)
     assert "withdrawn (reversible), not erased" in receipt.lines["Memory"]
@@ -44,7 +44,7 @@ def test_forget_limited_to_one_namespace_leaves_the_others_untouched(memory: Mem
         "The agent prefers short mode.", source="s", namespace="agent:a", now=T0
     ).record_id
     histories = {rid: memory.history(rid) for rid in (u2, agent)}
-    receipt = forget(memory, namespaces=["user:u1"], now=at(1))
+    receipt = memory.withdrawals.forget(namespaces=["user:u1"], now=at(1))
     assert receipt.covered == (u1,)
     assert recalled(memory, "prefers mode") == {u2, agent}
     assert recalled(memory, "prefers mode", namespace="user:u2") == {u2}
@@ -55,7 +55,7 @@ def test_forget_limited_to_one_namespace_leaves_the_others_untouched(memory: Mem
 def test_a_scope_that_never_entered_memory_is_non_admission(memory: Memory) -> None:
     memory.remember("Tea at four.", source="s", now=T0)
     head = memory.log.last()
-    receipt = forget(memory, source_or_run_refs=["run-never-captured"], now=at(1))
+    receipt = memory.withdrawals.forget(source_or_run_refs=["run-never-captured"], now=at(1))
     assert receipt.withdrawal_id is None and receipt.lines["Memory"].startswith("no capture")
     assert memory.log.last() == head
 
@@ -65,7 +65,7 @@ def test_forget_without_the_withdraw_grant_writes_nothing(memory: Memory) -> Non
     head = memory.log.last()
     memory.actor, memory.actors = "agent:claude", Actors(owner="ada")
     with pytest.raises(AuthorityError):
-        forget(memory, memory_item_ids=[rid], now=at(1))
+        memory.withdrawals.forget(memory_item_ids=[rid], now=at(1))
     assert memory.log.last() == head
 
 
@@ -75,7 +75,7 @@ def test_forget_names_a_promoted_rule_it_cannot_revoke(tmp_path: Path) -> None:
         rid = memory.remember("Always run the linter first.", source="s", now=T0).record_id
         conventions = tmp_path / "home" / "conventions.md"
         conventions.write_text(conventions.read_text("utf-8") + f"\n- Run the linter first. <!-- {rid} -->\n")
-        receipt = forget(memory, memory_item_ids=[rid], now=at(1))
+        receipt = memory.withdrawals.forget(memory_item_ids=[rid], now=at(1))
     assert receipt.promoted == ("conventions.md",)
     assert receipt.lines["Promoted / derived artifacts"].startswith("partial: conventions.md")
     assert json.loads(json.dumps(receipt.to_json()))["erased"] is False
@@ -99,7 +99,7 @@ def test_forget_limited_to_one_namespace_leaves_the_others_untouched_in_postgres
             agent = memory.remember("The agent prefers short mode.", source="s", namespace="agent:a", now=T0)
             others = (u2.record_id, agent.record_id)
             histories = {rid: memory.history(rid) for rid in others}
-            receipt = forget(memory, namespaces=["user:u1"], now=at(1))
+            receipt = memory.withdrawals.forget(namespaces=["user:u1"], now=at(1))
             assert receipt.covered == (u1.record_id,)
             assert recalled(memory, "prefers mode") == set(others)
             assert {rid: memory.history(rid) for rid in others} == histories

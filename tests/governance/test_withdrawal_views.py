@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from agent_memory.errors import StoreError
-from agent_memory.governance.forget import forget
 from agent_memory.home import Home
 from agent_memory.jobs.view_scrub import WithdrawnMarks, drop_lines
 from agent_memory.jobs.views import check_views, render
@@ -57,7 +56,7 @@ def test_a_withdrawal_takes_the_record_out_of_a_hand_edited_view_and_keeps_the_o
         with hot.open("a", encoding="utf-8") as handle:
             handle.write(f"- my hand note\n- copied by hand: {DARK}\n")
         memory.withdraw(memory_item_ids=[dark], reason="private", now=at(1))
-        note = memory.views_note
+        note = memory.withdrawals.views_note
     text = views_text(root)
     assert dark not in text and DARK not in text
     memory_md = hot.read_text("utf-8")
@@ -74,7 +73,7 @@ def test_a_withdrawal_with_no_hand_edit_re_renders_and_says_nothing(tmp_path: Pa
         dark, _, _ = three_preferences(memory)
         render(Home.open(root))
         memory.withdraw(memory_item_ids=[dark], reason="private", now=at(1))
-        assert memory.views_note is None
+        assert memory.withdrawals.views_note is None
     assert DARK not in views_text(root) and check_views(Home.open(root)) == []
 
 
@@ -96,7 +95,7 @@ def test_forget_says_what_it_did_to_a_hand_edited_view(tmp_path: Path) -> None:
         render(Home.open(root))
         with (root / "index.md").open("a", encoding="utf-8") as handle:
             handle.write("my index note\n")
-        receipt = forget(memory, memory_item_ids=[tabs], now=at(1))
+        receipt = memory.withdrawals.forget(memory_item_ids=[tabs], now=at(1))
     assert TABS not in views_text(root) and tabs not in views_text(root)
     assert "my index note\n" in (root / "index.md").read_text("utf-8")
     assert receipt.withdrawal_id is not None

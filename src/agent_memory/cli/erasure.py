@@ -98,13 +98,11 @@ def forget(
     Never erases (use ``erase``): the Memory line names the withdrawal, which
     ``reinstate`` can lift. The other four lines say what this command could not do.
     """
-    from agent_memory.governance.forget import forget as route
     from agent_memory.home import resolve_home
     from agent_memory.memory import Memory
 
     with Memory.open(resolve_home(home), source_kind="cli") as memory:
-        receipt = route(
-            memory,
+        receipt = memory.withdrawals.forget(
             memory_item_ids=records,
             archive_refs=archive_refs,
             source_or_run_refs=sources,

@@ -66,8 +66,8 @@ def withdraw(
         echo_json(control.to_wire())
     else:
         click.echo(control.withdrawal_id)
-    if memory.views_note:
-        click.echo(f"warning: {memory.views_note}", err=True)
+    if memory.withdrawals.views_note:
+        click.echo(f"warning: {memory.withdrawals.views_note}", err=True)
 
 
 @click.command()

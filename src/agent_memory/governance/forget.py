@@ -1,4 +1,7 @@
-"""``forget``: the seed 000 §12.1 router — withdraw, never erase, and say what could not be done.
+"""``forget``'s receipt: the seed 000 §12.1 router withdraws, never erases, and says what could not be done.
+
+The router is :meth:`memory.withdrawals.forget <.withdrawals.Withdrawals.forget>`; this module
+holds what it reports.
 
 A "forget" request crosses three governance surfaces; before claiming anything the router
 reports each separately in the five-line *surface receipt*::
@@ -12,7 +15,7 @@ reports each separately in the five-line *surface receipt*::
 Invariants:
 
 - it never erases and never says "erased" or "forgotten": the Memory action is a §12.2
-  withdrawal (reversible, by :meth:`Memory.withdraw`, needing the ``withdraw`` grant) or,
+  withdrawal (reversible, by :meth:`.Withdrawals.withdraw`, needing the ``withdraw`` grant) or,
   when nothing in the scope entered Memory, *non-admission* (nothing is written);
 - the scope is exactly the selectors given: a ``namespaces`` selector covers only records of
   those namespaces (and what derives from them), so other users' and agents' memories stay
@@ -24,18 +27,13 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.governance.controls import WithdrawalScope, plan_withdrawal
-from agent_memory.governance.gate import GateView
-
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.home import Home
 
-__all__ = ["SURFACES", "ForgetReceipt", "forget"]
+__all__ = ["SURFACES", "ForgetReceipt", "forget_receipt", "promoted_in"]
 
 SURFACES: tuple[str, ...] = (
     "Context / Workspace",
@@ -91,55 +89,20 @@ class ForgetReceipt:
         }
 
 
-def forget(
-    memory: Memory,
-    *,
-    memory_item_ids: Iterable[str] = (),
-    archive_refs: Iterable[str] = (),
-    source_or_run_refs: Iterable[str] = (),
-    namespaces: Iterable[str] = (),
-    reason: str = "forget-request",
-    now: datetime | None = None,
+def forget_receipt(
+    covered: tuple[str, ...],
+    promoted: tuple[str, ...],
+    withdrawal_id: str | None = None,
+    views_note: str | None = None,
 ) -> ForgetReceipt:
-    """Route a forget request: withdraw what entered Memory and report every surface (seed 000 §12.1).
+    """Return the surface receipt of a forget request.
 
     Args:
-        memory: The Memory to act on.
-        memory_item_ids: Record ids (``mem:…``).
-        archive_refs: Archive files or anchors.
-        source_or_run_refs: Source or run refs.
-        namespaces: Namespaces (``user:u1``); only their records are covered.
-        reason: Why (not a verdict on truth).
-        now: The clock.
-
-    Returns:
-        The surface receipt. Nothing is erased on any path.
-
-    Raises:
-        AuthorityError: The actor holds no ``withdraw`` grant (nothing written).
-        RecordError: No selector or a malformed one.
-        RecordNotFound: A record id the Home does not hold.
-        LifecycleError: This exact scope is already withdrawn.
+        covered: Ids the withdrawal newly excludes; none means non-admission (nothing written).
+        promoted: Promoted artifacts that name a covered record (:func:`promoted_in`).
+        withdrawal_id: The withdrawal written, when ``covered`` is not empty.
+        views_note: What was done to views edited by hand, if anything.
     """
-    scope = WithdrawalScope(
-        tuple(memory_item_ids), tuple(archive_refs), tuple(source_or_run_refs), tuple(namespaces)
-    )
-    memory.actors.require(memory.actor, "withdraw", action="forget a scope")
-    stamp = memory.writer.clock(now)
-    for record_id in scope.memory_item_ids:
-        memory.get(record_id)
-    candidate = plan_withdrawal(
-        memory.gate.state(), scope, reason=reason, actor=memory.actor, now=stamp, zone=memory.zone
-    )
-    current, hypothetical = memory.gate.view(), GateView([candidate], memory.store.get)
-    covered = tuple(
-        sorted(
-            r.id
-            for r in memory.store.list()
-            if not r.redacted and current.is_exposed(r) and not hypothetical.is_exposed(r)
-        )
-    )
-    promoted = _promoted(memory, covered)
     lines = {
         "Context / Workspace": _CONTEXT,
         "Original project": _PROJECT,
@@ -152,30 +115,21 @@ def forget(
         )
     else:
         lines["Promoted / derived artifacts"] = "none known: no promoted rule or proposal names this scope"
-    if not covered:
+    if not covered or withdrawal_id is None:
         lines["Memory"] = "no capture: nothing exposed in this scope entered Memory; nothing was written"
         return ForgetReceipt(lines, None, covered, promoted)
-    control = memory.withdraw(
-        memory_item_ids=scope.memory_item_ids,
-        archive_refs=scope.archive_refs,
-        source_or_run_refs=scope.source_or_run_refs,
-        namespaces=scope.namespaces,
-        reason=reason,
-        now=stamp,
-    )
     lines["Memory"] = (
-        f"withdrawn (reversible), not erased: {control.withdrawal_id} excludes {len(covered)} record(s) "
+        f"withdrawn (reversible), not erased: {withdrawal_id} excludes {len(covered)} record(s) "
         f"from recall, views and export; the content is retained and recoverable with "
-        f"`agent-memory reinstate {control.withdrawal_id}`; erasure needs `agent-memory erase`"
+        f"`agent-memory reinstate {withdrawal_id}`; erasure needs `agent-memory erase`"
     )
-    if memory.views_note:
-        lines["Memory"] += f"; {memory.views_note}"
-    return ForgetReceipt(lines, control.withdrawal_id, covered, promoted)
+    if views_note:
+        lines["Memory"] += f"; {views_note}"
+    return ForgetReceipt(lines, withdrawal_id, covered, promoted)
 
 
-def _promoted(memory: Memory, covered: tuple[str, ...]) -> tuple[str, ...]:
-    """Return the Home files of promoted artifacts that name a covered record id."""
-    home = memory.home
+def promoted_in(home: Home | None, covered: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the Home files of promoted artifacts (``conventions.md``, proposals) naming a covered id."""
     if home is None or not covered:
         return ()
     candidates = [

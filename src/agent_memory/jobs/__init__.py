@@ -8,7 +8,7 @@
   log keeps and the check that finds an edited archive file.
 - :mod:`.distill` — autodream (seed 000 §14): archived lines → pending proposals anchored
   into the archive; :mod:`.distill_rules` (the deterministic extractor), :mod:`.distill_llm`
-  (an OpenAI-compatible endpoint), :mod:`.distilling` (the porcelain verb).
+  (an OpenAI-compatible endpoint), :mod:`.maintenance` (the ``memory.maintenance`` service).
 - :mod:`.schedule` — what to install for cron, systemd or launchd; whether the job is due.
 - :mod:`.views` and :mod:`.pages` — ``MEMORY.md``, ``index.md`` and ``topics/*.md``:
   deterministic, sealed with a digest footer, never silently overwritten after a hand edit.

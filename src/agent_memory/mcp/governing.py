@@ -42,7 +42,6 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from agent_memory.errors import AgentMemoryError, LifecycleError, ProposalError
-from agent_memory.governance.forget import forget as route
 from agent_memory.mcp.arguments import (
     REASON_CHARS,
     ArchiveRefs,
@@ -265,8 +264,7 @@ class GovernanceTools:
         """
         with as_tool_error():
             self.taints.of(ctx)
-            receipt = route(
-                self.memory,
+            receipt = self.memory.withdrawals.forget(
                 memory_item_ids=memory_item_ids,
                 archive_refs=archive_refs,
                 source_or_run_refs=source_or_run_refs,

@@ -124,7 +124,7 @@ def withdraw(memory: Memory, form: Form) -> str:
     """Withdraw one record from recall, views and export (``agent-memory withdraw --record ID``)."""
     record_id = _field(form, "record_id")
     control = memory.withdraw(memory_item_ids=[record_id], reason=_field(form, "reason"))
-    note = f"; warning: {memory.views_note}" if memory.views_note else ""
+    note = f"; warning: {memory.withdrawals.views_note}" if memory.withdrawals.views_note else ""
     return f"{control.withdrawal_id} withdraws {record_id}{note}"
 
 

@@ -1,6 +1,6 @@
 """``Memory.erase``: authorized erasure across every holder, with a receipt (seed 000 §12.3).
 
-A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.porcelain`). One call, under the
+A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.withdrawals`). One call, under the
 Memory's writer lock from the first check to the logged receipt (so its ``memerase-`` id,
 named in every redaction marker, is the one the receipt gets):
 
