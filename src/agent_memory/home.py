@@ -25,7 +25,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, ConfigError, RecordError
-from agent_memory.log.anchor import Checkpoint, checkpoint_path, make_checkpoint, record_checkpoint, trailer
+from agent_memory.log.anchor import (
+    Checkpoint,
+    HeadWitness,
+    checkpoint_path,
+    make_checkpoint,
+    record_checkpoint,
+    trailer,
+)
 from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.records.record import MemoryRecord
@@ -273,6 +280,23 @@ class Home:
             return None
         path = checkpoint_path(self.settings.key_file, self.root)
         return record_checkpoint(self.log(), keys, self.settings.home_id, path, before=before)
+
+    def witness(self, keys: KeyPair | None = None) -> HeadWitness | None:
+        """Return the checkpoint file as the read path consults it, or ``None`` without a key file (issue 19).
+
+        The withdrawal gate of every reader (recall, views, export) asks it whether the log
+        still holds every checkpoint signed beside the key, and exposes nothing when it does
+        not (:class:`~agent_memory.log.anchor.HeadWitness`). A copy or clone without the key
+        file has no such witness; ``log --verify`` there compares the git trailers.
+
+        Args:
+            keys: The Home's key pair when the caller has read it already.
+        """
+        keys = keys if keys is not None else self._keys()
+        if keys is None:
+            return None
+        path = checkpoint_path(self.settings.key_file, self.root)
+        return HeadWitness(path, self.settings.home_id, address_of(keys))
 
     def _head(self) -> LogEntry | None:
         try:

@@ -207,7 +207,10 @@ class Memory(ReviewMethods, ErasureMethods):
 
     # ------------------------------------------------------------------ services
 
-    gate = _Service(lambda m: Gate(m.log, m.store))
+    # The Home's checkpoint file: nothing is exposed while the log is cut below it (issue 19).
+    gate = _Service(
+        lambda m: Gate(m.log, m.store, witness=m.home.witness(m.identity) if m.home is not None else None)
+    )
     review_book = _Service(lambda m: ReviewBook(m.log))
     _remember = _Service(
         lambda m: Remember(m.writer, salience=m.salience, pending=m.pending, secrets=m.secrets)

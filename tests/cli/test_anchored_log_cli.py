@@ -27,9 +27,10 @@ def test_cutting_the_withdrawal_off_the_log_fails_log_verify_and_doctor(cli: Cli
     cli.ok("withdraw", "--record", record.strip(), "--reason", "failed-exploration", "--home", home)
     assert cli.ok("log", "--verify", "--home", home).startswith("log ok:")
     cut_last_line(Path(home))
-    # The withdrawal is gone, so recall shows the record again: that is what must not pass unnoticed.
-    found = json.loads(cli.ok("recall", "staging password", "--json", "--home", home))
-    assert record.strip() in [r["id"] for r in found["records"]]
+    # The withdrawal is gone, so the record would come back: recall refuses instead, naming the cut.
+    recall = cli("recall", "staging password", "--json", "--home", home)
+    assert recall.returncode != 0 and record.strip() not in recall.stdout
+    assert "entries were cut" in recall.stderr and "git checkout -- log/" in recall.stderr
     verify = cli("log", "--verify", "--home", home)
     assert verify.returncode == 1
     assert "log FAILED: " in verify.stderr and "its tail was cut" in verify.stderr
@@ -39,6 +40,7 @@ def test_cutting_the_withdrawal_off_the_log_fails_log_verify_and_doctor(cli: Cli
     report = json.loads(doctor.stdout)
     (log_check,) = [c for c in report["checks"] if c["name"] == "log"]
     assert log_check["status"] == "fail" and "its tail was cut" in log_check["details"][0]
+    assert "recall, views and export expose no record" in log_check["details"][1]
     levels = {level["level"]: level for level in report["conformance"]["levels"]}
     assert not levels["memory:L1"]["met"] and "the operation log verifies" in levels["memory:L1"]["reason"]
 

@@ -42,8 +42,14 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     opened = open_home(home)
     store, log = opened.store(), opened.log()
     refused: list[Refusal] = []
+    keys = opened.identity()
     memory_file = export_memory_file(
-        store, keys=opened.identity(), log=log, include_withdrawn=include_withdrawn, refused=refused
+        store,
+        keys=keys,
+        log=log,
+        include_withdrawn=include_withdrawn,
+        refused=refused,
+        witness=opened.witness(keys),
     )
     verified = len(store.version_tokens()) - len(refused)
     omitted = 0 if include_withdrawn else verified - len(memory_file.records)

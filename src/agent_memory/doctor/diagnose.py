@@ -350,10 +350,39 @@ def _check_log(home: Home) -> Check:
 
     audit = audit_log(home)
     if not audit.ok:
-        return Check("log", False, (*audit.failures, *audit.warnings, *audit.witnesses))
+        return Check(
+            "log", False, (*audit.failures, *_cut_consequences(home), *audit.warnings, *audit.witnesses)
+        )
     line = f"{audit.entries} entries: every line parses, the hash chain verifies"
     line += ", and the signed checkpoints agree" if not audit.warnings else ""
     return Check("log", True, (line, *audit.warnings, *audit.witnesses), warning=bool(audit.warnings))
+
+
+def _cut_consequences(home: Home) -> list[str]:
+    """What a log cut below its checkpoint does to readers, and what its lost entries did (from git)."""
+    from agent_memory.doctor.lost import lost_entries, lost_lines
+
+    lines: list[str] = []
+    witness = home.witness()
+    try:
+        head = home.log().last()
+    except AgentMemoryError:
+        head = None
+    why = witness.cut(home.log(), head) if witness is not None else None
+    if why is not None:
+        lines.append(
+            "recall, views and export expose no record while the log is cut below the checkpoint beside "
+            "the key (the withdrawal gate fails closed): the records its lost entries withdrew, erased or "
+            "superseded would otherwise be served again"
+        )
+    lost = lost_entries(home)
+    if lost:
+        lines.append(
+            f"git HEAD still holds {len(lost)} entr{'y' if len(lost) == 1 else 'ies'} the log lost "
+            f"(seq {lost[0].seq}-{lost[-1].seq}); restore them with: git checkout -- log/"
+        )
+        lines += lost_lines(lost)
+    return lines
 
 
 def _check_intents(home: Home) -> Check:

@@ -22,7 +22,14 @@ call :meth:`Gate.view` (or :meth:`Gate.is_exposed`) before reading a record.
 
 Fail closed: a control event the gate cannot parse is a :class:`~agent_memory.errors.LogError`
 (nothing is exposed through a gate that cannot read its controls), and an ancestor that
-cannot be read while withdrawals are in force keeps its descendants hidden.
+cannot be read while withdrawals are in force keeps its descendants hidden. So is a log the
+gate cannot trust to be whole (issue 19): every entry it reads must link to the one before
+(``prev``), and, given the Home's :class:`~agent_memory.log.anchor.HeadWitness`, the log must
+still hold every checkpoint signed beside the key; a cut tail, a restored older log or a
+rewritten line would otherwise bring back what its lost entries withdrew, erased or
+superseded. A broken chain refuses every reading of the controls; a log that is whole but
+cut below its checkpoint refuses only exposure (:meth:`Gate.view` and what uses it): its
+controls are still read (:meth:`Gate.state`), so the owner can withdraw again what was lost.
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from dataclasses import dataclass
 from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreError
 from agent_memory.governance.controls import ControlState, WithdrawalControl, resolve
 from agent_memory.governance.review_book import log_head
-from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.log.anchor import HeadWitness
+from agent_memory.log.base import GENESIS, LogEntry, OperationLog
+from agent_memory.log.jsonl import JsonlLog
 from agent_memory.records.record import RECORD_ID_PATTERN, MemoryRecord
 from agent_memory.stores.base import RecordStore
 
@@ -186,16 +195,22 @@ class Gate:
     Args:
         log: The operation log holding ``withdraw`` / ``reinstate`` events.
         store: Where ancestors are read from when following derivation.
+        witness: The Home's checkpoint file (:meth:`~agent_memory.home.Home.witness`): while
+            the log no longer holds a checkpoint it signed, :meth:`view` refuses. ``None``
+            (no key here, or a log that is not a Home's) checks the chain only.
     """
 
-    def __init__(self, log: OperationLog, store: RecordStore) -> None:
+    def __init__(self, log: OperationLog, store: RecordStore, *, witness: HeadWitness | None = None) -> None:
         self._log = log
         self._store = store
+        self._witness = witness
         self._lock = threading.Lock()
         self._seen = 0
+        self._digest = GENESIS
         self._entries: list[tuple[LogEntry, WithdrawalControl]] = []
         self._state = ControlState()
         self._view: GateView | None = None
+        self._standing: tuple[object, str | None] | None = None
 
     def entries(self) -> list[tuple[LogEntry, WithdrawalControl]]:
         """Return every control with the log event that holds it, in log (causal) order.
@@ -223,10 +238,13 @@ class Gate:
         """Return the decisions for the controls in force now (reuse it across one read).
 
         Raises:
-            LogError: As for :meth:`entries`.
+            LogError: As for :meth:`entries`; or the log no longer holds a checkpoint its
+                witness signed (cut, restored from an older copy, rewritten): nothing is
+                exposed until it is restored (the message names the checkpoint).
         """
-        self._catch_up()
+        head = self._catch_up()
         with self._lock:
+            self._refuse_if_cut(head)
             if self._view is None:
                 self._view = GateView(self._state.in_force(), self._store.get)
             return self._view
@@ -263,21 +281,74 @@ class Gate:
 
         return exposed_version
 
-    def _catch_up(self) -> None:
+    def _catch_up(self) -> LogEntry | None:
         with self._lock:
             head = log_head(self._log)
+            if (
+                head is None
+                or head.seq < self._seen
+                or (head.seq == self._seen and head.digest != self._digest)
+            ):
+                self._forget()  # the log moved under us (cut, restored, rewritten): read it again
             if head is None or head.seq <= self._seen:
-                return
-            added = False
-            for entry in self._log.entries(since_seq=self._seen):
-                if entry.action in CONTROL_ACTIONS:
-                    self._entries.append((entry, _control_of(entry)))
-                    added = True
-                self._seen = entry.seq
-            if added:
+                return head
+            known = len(self._entries)
+            if not self._read(self._seen, head.seq):
+                self._forget()
+                self._read(0, head.seq)
+            if len(self._entries) != known or not known:
                 self._state = resolve([control for _, control in self._entries])
             # A new record may be a missing ancestor of an older one: judge afresh.
             self._view = None
+            return head
+
+    def _read(self, seen: int, until: int) -> bool:
+        """Read the entries after ``seen`` up to ``until``; False when the first does not follow ``seen``.
+
+        Raises:
+            LogError: From the start of the log, an entry that does not link to the one before
+                it (a line edited, removed or inserted without the chain recomputed), or a
+                malformed control.
+        """
+        for entry in self._log.entries(since_seq=seen):
+            if entry.seq > until:
+                break  # appended after the head this read is judged at
+            if entry.prev != self._digest:
+                if seen and entry.seq == seen + 1:
+                    return False
+                raise LogError(
+                    f"log entry {entry.seq} does not follow the entry before it (its prev differs): "
+                    "a line was edited, removed or inserted",
+                    hint="the gate fails closed: nothing is exposed until the log is restored "
+                    "(agent-memory log --verify names the line)",
+                )
+            if entry.action in CONTROL_ACTIONS:
+                self._entries.append((entry, _control_of(entry)))
+            self._seen, self._digest = entry.seq, entry.digest
+        return True
+
+    def _forget(self) -> None:
+        self._seen, self._digest, self._entries = 0, GENESIS, []
+        self._state, self._view = ControlState(), None
+
+    def _refuse_if_cut(self, head: LogEntry | None) -> None:
+        """Raise while the log no longer holds a checkpoint the witness signed (cached per file and head)."""
+        witness, log = self._witness, self._log
+        if witness is None or not isinstance(log, JsonlLog):
+            return
+        key = (witness.stamp(), head.seq if head else 0, head.digest if head else "")
+        if self._standing is None or self._standing[0] != key:
+            self._standing = (key, witness.cut(log, head))
+        why = self._standing[1]
+        if why is not None:
+            raise LogError(
+                f"{why}; withdrawals, erasures and supersedes in the missing entries would not be applied, "
+                "so no record is exposed",
+                path=str(witness.path),
+                hint="restore log/ (git checkout -- log/, or from a backup); agent-memory doctor names "
+                "what is missing. If it is lost for good, withdraw or erase again what it held, then "
+                "remove the checkpoint file named here to accept the log as it stands",
+            )
 
 
 def log_controls(log: OperationLog) -> list[tuple[LogEntry, WithdrawalControl]]:

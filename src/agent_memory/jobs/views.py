@@ -267,7 +267,8 @@ def render_held(
     """:func:`render` for a caller that already holds the Home's writer lock (same arguments and errors)."""
     root = home.root
     store = home.store()
-    view = Gate(home.log(), store).view()
+    # A log cut below its signed checkpoint exposes nothing: views are autoloaded (issue 19).
+    view = Gate(home.log(), store, witness=home.witness()).view()
     reviews = ReviewBook(home.log())
     archive = root / "archive"
     files = sorted(p.name for p in archive.glob("*.md")) if archive.is_dir() else []

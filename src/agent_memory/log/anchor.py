@@ -13,6 +13,11 @@ Home's Ed25519 key (domain ``fg-agent-memory/v1/log-checkpoint``, as records are
 - every **git commit** the Home makes carries one as its ``Agent-Memory-Checkpoint`` trailer
   (:func:`trailer`), so a clone or a copy on another machine is still witnessed.
 
+The read path consults the first witness too (:class:`HeadWitness`): the withdrawal gate
+(:class:`~agent_memory.governance.gate.Gate`) exposes nothing while the log no longer holds
+a checkpoint the file holds, so a cut log cannot bring back a record it had withdrawn,
+erased or superseded.
+
 Invariants:
 
 - The write path costs one small file read and, when the head moved, one small atomic file
@@ -54,6 +59,7 @@ __all__ = [
     "TRAILER",
     "Checkpoint",
     "CheckpointFile",
+    "HeadWitness",
     "checkpoint_path",
     "git_checkpoints",
     "make_checkpoint",
@@ -298,6 +304,68 @@ def record_checkpoint(
         file.write(made, kept)
         return made
     except (AgentMemoryError, OSError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class HeadWitness:
+    """The checkpoint file as the read path consults it: does the log still hold every checkpoint in it?
+
+    Only checkpoints of this Home, signed by its key, that verify, count here: a file that
+    cannot be read, or a checkpoint that does not verify, is a failure of ``log --verify`` and
+    ``doctor`` (:mod:`agent_memory.doctor.log_audit`), not a reason to refuse a read. The git
+    trailers are not read here (a subprocess per read); the audit compares them.
+
+    Args:
+        path: The checkpoint file (:func:`checkpoint_path`).
+        home_id: The Home's id.
+        address: The ``amp:key:`` address of the Home's key.
+    """
+
+    path: Path
+    home_id: str
+    address: str
+
+    def stamp(self) -> tuple[int, int, int] | None:
+        """Return the file's ``(inode, size, mtime ns)`` (``None`` when missing): what a cache keys on."""
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+    def cut(self, log: JsonlLog, head: LogEntry | None) -> str | None:
+        """Return why ``log`` (whose head is ``head``) no longer holds a checkpoint of the file, or ``None``.
+
+        Reads the file and, for a checkpoint older than the head, one entry of the log; the
+        newest checkpoint first, then those the file kept after the log stopped holding them
+        (a write after a cut does not launder it). Never raises: a log that cannot be read at
+        the checkpoint's seq does not hold it.
+        """
+        try:
+            newest, kept = CheckpointFile(self.path).read()
+        except LogError:
+            return None
+        for checkpoint, was_kept in [*([(newest, False)] if newest else []), *((c, True) for c in kept)]:
+            if checkpoint.home != self.home_id or checkpoint.signed_by != self.address:
+                continue
+            try:
+                checkpoint.verify()
+            except SignatureError:
+                continue
+            if head is not None and _log_holds(log, checkpoint, head):
+                continue
+            signed = f"seq {checkpoint.seq} of {format_timestamp(checkpoint.time)}"
+            where = f"the checkpoint file beside the Home's key holds {signed}"
+            if was_kept:
+                where += " (kept: the log had stopped holding it before a later write)"
+            end = head.seq if head is not None else 0
+            if end < checkpoint.seq:
+                return f"the log ends at seq {end} but {where}: entries were cut from it"
+            return (
+                f"the log no longer holds seq {checkpoint.seq} as signed: {where}; "
+                "a line was rewritten or removed"
+            )
         return None
 
 

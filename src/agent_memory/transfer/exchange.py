@@ -36,6 +36,7 @@ from fg_agent_id import KeyPair
 
 from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.governance.secrets import SecretsSettings, screen_text
+from agent_memory.log.anchor import HeadWitness
 from agent_memory.log.base import OperationLog
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord
@@ -170,6 +171,7 @@ def export_memory_file(
     log: OperationLog | None = None,
     include_withdrawn: bool = False,
     refused: list[Refusal] | None = None,
+    witness: HeadWitness | None = None,
 ) -> MemoryFile:
     """Build a MemoryFile of the latest version of every record that verifies, by ``(created_at, id)``.
 
@@ -187,9 +189,12 @@ def export_memory_file(
         include_withdrawn: Also export withdrawn records, with every control record of
             ``log`` under the file's ``withdrawal_controls`` key (for readers of ours only).
         refused: Where the records left out because they do not verify are appended.
+        witness: The Home's checkpoint file (:meth:`~agent_memory.home.Home.witness`): an
+            export of a log cut below it is refused, as every exposure is (issue 19).
 
     Raises:
-        LogError: A control in ``log`` cannot be read (the gate fails closed).
+        LogError: A control in ``log`` cannot be read, or the log is cut below its
+            witness's checkpoint (the gate fails closed).
     """
     reading = read_verified(store, home_signer=address_of(keys) if keys is not None else None)
     if refused is not None:
@@ -200,8 +205,9 @@ def export_memory_file(
         from agent_memory.governance.gate import Gate
         from agent_memory.governance.portability import EXTRA_KEY
 
-        gate = Gate(log, store)
+        gate = Gate(log, store, witness=witness)
         if include_withdrawn:
+            gate.view()  # exposure, even with every control carried: a cut log refuses here too
             controls = gate.controls()
             if controls:
                 extra[EXTRA_KEY] = [control.to_wire() for control in controls]
