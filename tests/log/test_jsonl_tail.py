@@ -220,3 +220,29 @@ def test_the_entries_from_a_time_are_found_without_parsing_the_whole_month(
     size = next(tmp_path.glob("*.jsonl")).stat().st_size
     probes = (3000).bit_length() * (size.bit_length() + 3)  # seq bisection x byte bisection
     assert counter.lines <= probes < 3000 // 4, counter.lines
+
+
+def test_asking_for_the_head_again_reads_back_only_its_line_and_parses_nothing(
+    tmp_path: Path, counter: Counter
+) -> None:
+    write_log(tmp_path, 500, step=timedelta(seconds=1))
+    log = JsonlLog(tmp_path)
+    entry = log.append("put", actor="owner", record_ids=["mem:" + "a" * 32])
+    counter.reset()
+    for _ in range(3):  # one write asks for the head several times (issue 23)
+        assert log.last() == entry
+    assert counter.lines == 0
+    assert counter.bytes <= 3 * (len(entry.line) + 2)
+    assert JsonlLog(tmp_path).last() == entry  # another instance over the same folder shares it
+
+
+def test_a_head_line_edited_in_place_after_it_was_read_is_read_again(tmp_path: Path) -> None:
+    log = JsonlLog(tmp_path)
+    log.append("put", actor="owner", now=START)
+    entry = log.append("put", actor="alice", now=START)
+    month = tmp_path / f"{START:%Y-%m}.jsonl"
+    edited = month.read_bytes().replace(b'"actor":"alice"', b'"actor":"bobby"')  # same length
+    month.write_bytes(edited)
+    head = log.last()
+    assert head is not None and head.seq == entry.seq and head.actor == "bobby"
+    assert log.append("put", actor="owner", now=START).prev == head.digest  # chained to what is stored

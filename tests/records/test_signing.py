@@ -106,3 +106,25 @@ def test_a_corrupt_key_file_is_an_error_naming_it_and_is_left_alone(tmp_path: Pa
         load_or_create_identity(path)
     assert info.value.path == str(path)
     assert path.read_bytes() == b"short"
+
+
+def test_a_key_file_replaced_after_it_was_loaded_is_loaded_again(tmp_path: Path) -> None:
+    path = tmp_path / "home.key"
+    first = load_or_create_identity(path)
+    assert load_or_create_identity(path) is first  # the same bytes: loaded once per process
+    other = KeyPair.generate()
+    path.write_bytes(other.to_bytes())
+    assert address_of(load_or_create_identity(path)) == address_of(other) != address_of(first)
+    path.write_bytes(b"short")
+    with pytest.raises(RecordError):
+        load_or_create_identity(path)
+
+
+def test_signing_a_signed_record_again_gives_what_signing_the_unsigned_one_gives(seed_keys: KeyPair) -> None:
+    unsigned = record(tags=("ops",), subject=None)
+    other = KeyPair.generate()
+    resigned = sign_record(sign_record(unsigned, other), seed_keys)
+    assert resigned == sign_record(unsigned, seed_keys)
+    verify_record(resigned)
+    with pytest.raises(RecordError, match="signature"):
+        unsigned.with_signature(address_of(seed_keys), None)  # type: ignore[arg-type]

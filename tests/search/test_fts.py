@@ -305,3 +305,28 @@ def test_threads_can_index_and_query_at_the_same_time(tmp_path: Path) -> None:
             thread.join()
         assert errors == []
         assert index.inputs().count == 3 * 5 * 20
+
+
+def test_the_row_count_kept_for_queries_follows_adds_replacements_and_removals(tmp_path: Path) -> None:
+    path = tmp_path / "fts.sqlite"
+
+    def kept() -> tuple[int, int]:
+        with sqlite3.connect(path) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
+            (rows,) = conn.execute("SELECT count(*) FROM docs").fetchone()
+        conn.close()
+        return int(row[0]), rows
+
+    notes = [record(f"note number {i} about counting") for i in range(6)]
+    with FtsIndex(path) as index:
+        index.index(notes[:4])
+        assert kept() == (4, 4)
+        index.index([notes[0].evolve(tags=("again",)), notes[1], *notes[4:]])  # one replaced, two new
+        assert kept() == (6, 6)
+        index.remove([notes[2].id, notes[2].id, "mem:" + "0" * 32])  # unknown and repeated ids count once
+        assert kept() == (5, 5)
+        index.index([])
+        assert kept() == (5, 5)
+    with FtsIndex(path) as index:  # reopened: the count was stored, not held in the process
+        index.remove([n.id for n in notes])
+        assert kept() == (0, 0)

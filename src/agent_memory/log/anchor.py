@@ -31,6 +31,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -191,6 +192,12 @@ def checkpoint_path(key_file: Path, root: Path) -> Path:
     a copy of the Home in another folder shares its key and id but not its log's future, so
     it is witnessed by its git trailers only, like a clone on another machine.
     """
+    return _checkpoint_path(key_file, root, os.getcwd() if not root.is_absolute() else "")
+
+
+@functools.lru_cache(maxsize=64)
+def _checkpoint_path(key_file: Path, root: Path, cwd: str) -> Path:
+    # Resolving the folder costs a system call per part of its path, on every write.
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:12]
     return key_file.with_name(f"{key_file.stem}.{digest}.checkpoint.json")
 
@@ -218,6 +225,14 @@ class CheckpointFile:
             return None, []
         except OSError as exc:
             raise LogError(f"cannot read the checkpoint file: {exc.strerror}", path=str(self.path)) from None
+        read = _READ.get(str(self.path))
+        if read is not None and read[0] == data:
+            return read[1], list(read[2])  # the same bytes read the same way: the write path's file
+        newest, kept = self._parse(data)
+        _remember_read(self.path, data, newest, kept)
+        return newest, kept
+
+    def _parse(self, data: bytes) -> tuple[Checkpoint | None, list[Checkpoint]]:
         try:
             wire = loads_json(data)
         except RecordError as exc:
@@ -246,15 +261,28 @@ class CheckpointFile:
         }
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        data = canonical_json(wire) + b"\n"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(canonical_json(wire) + b"\n")
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temp, self.path)
         finally:
             temp.unlink(missing_ok=True)
+        _remember_read(self.path, data, newest, kept[-KEPT:])
+
+
+_READ: dict[str, tuple[bytes, Checkpoint | None, tuple[Checkpoint, ...]]] = {}
+"""Checkpoint file path -> (bytes last read or written, what they hold): spares the parse per write."""
+_READ_KEPT = 16
+
+
+def _remember_read(path: Path, data: bytes, newest: Checkpoint | None, kept: list[Checkpoint]) -> None:
+    if len(_READ) >= _READ_KEPT:
+        _READ.clear()
+    _READ[str(path)] = (data, newest, tuple(kept))
 
 
 def record_checkpoint(

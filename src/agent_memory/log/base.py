@@ -30,6 +30,7 @@ entry and checks a stored chain for the adapters. This module imports no adapter
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -167,12 +168,12 @@ class LogEntry:
             "prev": self.prev,
         }
 
-    @property
+    @functools.cached_property
     def line(self) -> bytes:
-        """The canonical JSON bytes stored for this entry (no trailing newline)."""
+        """The canonical JSON bytes stored for this entry (no trailing newline); made once per entry."""
         return canonical_json(self.to_wire())
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """SHA-256 of :attr:`line` as 64 lowercase hex: the next entry's ``prev``."""
         return hashlib.sha256(self.line).hexdigest()

@@ -16,6 +16,10 @@ Invariants:
   skips earlier month files by their first line and bisects the byte offsets of the month
   holding ``since_seq`` (:mod:`agent_memory.log.month_file`); ``last()`` reads backwards from
   the end. Only :meth:`JsonlLog.verify` reads every line.
+- The head entry is remembered per month file (:data:`_HEADS`): ``last()`` and ``append``
+  read back only that line's bytes and compare them, and parse the tail again only when
+  they differ, so a write that asks for the head several times parses it once (issue 23).
+  The head is a function of the last line's bytes alone, so this is never stale.
 - Reading never repairs. A line that is not valid JSON or not an entry is a
   :class:`~agent_memory.errors.LogError` naming the file and line number.
 - A crash mid-append can leave a *torn tail*: a final partial line without its newline in
@@ -32,6 +36,8 @@ import fcntl
 import hashlib
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -39,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import LogError
+from agent_memory.log import month_file
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import ChainCheck, next_entry, read_entry
 from agent_memory.log.month_file import first_seq, last_line, line_number, read_lines, tail_start
@@ -48,6 +55,10 @@ __all__ = ["LOCK_NAME", "JsonlLog"]
 
 LOCK_NAME = ".lock"
 _MONTH_FILE = re.compile(r"\A\d{4}-(0[1-9]|1[0-2])\.jsonl\Z")
+_HEADS: OrderedDict[str, LogEntry] = OrderedDict()
+"""A month file's path -> the entry of its last line when last read or written; every instance shares it."""
+_HEADS_KEPT = 64
+_HEADS_LOCK = threading.Lock()
 
 
 class JsonlLog:
@@ -86,11 +97,15 @@ class JsonlLog:
         when = utc_now() if now is None else now
         with self._locked(exclusive=True):
             files = self._files()
-            if files:
-                self._cut_torn_tail(files[-1])
-            head = self._head(files)
+            head = _remembered(files[-1]) if files else None
+            if head is None:
+                if files:
+                    self._cut_torn_tail(files[-1])
+                head = self._head(files)
             entry = next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
-            self._write(self.folder / f"{entry.time:%Y-%m}.jsonl", entry.line + b"\n")
+            path = self.folder / f"{entry.time:%Y-%m}.jsonl"
+            self._write(path, entry.line + b"\n")
+            _remember(path, entry)  # still under the lock: no other append came between
         return entry
 
     def entries(self, *, since_seq: int = 0) -> Iterator[LogEntry]:
@@ -140,12 +155,15 @@ class JsonlLog:
     def last(self) -> LogEntry | None:
         """Return the head entry (a torn tail ignored), or ``None`` for an empty log.
 
-        Reads only the end of the last non-empty month file.
+        Reads only the end of the last non-empty month file, and nothing when that file is
+        unchanged since its head was last read in this process.
 
         Raises:
             LogError: The head line is not an entry.
         """
-        return self._head(self._files())
+        files = self._files()
+        remembered = _remembered(files[-1]) if files else None
+        return remembered if remembered is not None else self._head(files)
 
     def month_files(self) -> list[Path]:
         """Return the month files ``YYYY-MM.jsonl``, oldest first (no file is read).
@@ -254,10 +272,13 @@ class JsonlLog:
                 raise _unterminated(path, line_number(path, complete))
             if line is not None:
                 try:
-                    return read_entry(line, path=str(path), where="last line")
+                    entry = read_entry(line, path=str(path), where="last line")
                 except LogError as exc:
                     number = line_number(path, start)
                     raise LogError(exc.detail, path=str(path), field=f"line {number}") from None
+                if index == len(files) - 1 and complete == size:
+                    _remember(path, entry)  # no torn tail after it
+                return entry
         return None
 
     def _cut_torn_tail(self, path: Path) -> None:
@@ -314,6 +335,39 @@ def _unterminated(path: Path, number: int) -> LogError:
         path=str(path),
         field=f"line {number}",
     )
+
+
+def _remember(path: Path, entry: LogEntry) -> None:
+    """Remember ``entry`` as the last line of ``path`` (its line ends the file, newline included)."""
+    with _HEADS_LOCK:
+        _HEADS[str(path)] = entry
+        _HEADS.move_to_end(str(path))
+        while len(_HEADS) > _HEADS_KEPT:
+            _HEADS.popitem(last=False)
+
+
+def _remembered(path: Path) -> LogEntry | None:
+    """Return the remembered head of ``path`` if the file still ends with its line, else ``None``.
+
+    The head is a function of the last line's bytes alone, so reading the line (and the
+    newline before it) back and comparing bytes is enough: no parse, whatever else changed.
+    """
+    with _HEADS_LOCK:
+        entry = _HEADS.get(str(path))
+    if entry is None:
+        return None
+    want = b"\n" + entry.line + b"\n"
+    try:
+        with month_file.open_file(path) as file:
+            size = file.seek(0, os.SEEK_END)
+            if size < len(want) - 1:
+                return None
+            start = size - len(want)
+            file.seek(max(start, 0))
+            got = file.read()
+    except OSError:
+        return None
+    return entry if got == (want if start >= 0 else want[1:]) else None
 
 
 def _fsync_dir(folder: Path) -> None:

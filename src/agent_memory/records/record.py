@@ -16,6 +16,7 @@ Lifecycle moves live in :mod:`agent_memory.records.lifecycle`; signing in :mod:`
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping
@@ -344,6 +345,23 @@ class MemoryRecord:
             changes.setdefault("signed_by", None)
             changes.setdefault("signature", "")
         return dataclasses.replace(self, **changes)
+
+    def with_signature(self, signed_by: str, signature: str) -> MemoryRecord:
+        """Return this version with ``signed_by`` and ``signature`` set and nothing else changed.
+
+        The signing path's copy (:func:`~agent_memory.records.signing.sign_record`): neither
+        field takes part in the id or any other invariant, so only their types are checked
+        and the record is not validated again (issue 23: a third of a write's record work).
+
+        Raises:
+            RecordError: ``signed_by`` or ``signature`` is not a string.
+        """
+        require_str(signed_by, "signed_by")
+        require_str(signature, "signature")
+        signed = copy.copy(self)
+        object.__setattr__(signed, "signed_by", signed_by)
+        object.__setattr__(signed, "signature", signature)
+        return signed
 
     def tombstone(self, reason: str, *, now: datetime | None = None) -> MemoryRecord:
         """Return the redaction tombstone that replaces every version (origin-notes §1.15).

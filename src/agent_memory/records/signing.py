@@ -47,6 +47,10 @@ CONTEXT_RECORD = "record"
 CONTEXT_MEMORY_FILE = "memory-file"
 _MAX_TAG_BYTES = 0xFFFF
 _NO_AGREEMENT_KEY = b"\x00" * 32
+_LOADED: dict[str, tuple[bytes, KeyPair]] = {}
+"""Key file path -> (its bytes when loaded, the key pair): the anchor reloads the key per write."""
+_LOADED_KEPT = 16
+_ADDRESSES: dict[int, tuple[KeyPair, str]] = {}
 
 
 def domain_tag(context: str) -> bytes:
@@ -71,7 +75,15 @@ def signing_input(context: str, payload: Any) -> bytes:
 
 def address_of(keys: KeyPair) -> str:
     """Return the ``amp:key:…`` address that names this key pair's Ed25519 public key."""
-    return str(address_from_signing_key(keys.public.signing))
+    # Deriving the public key and encoding it costs about 50 µs; a write asks three times.
+    known = _ADDRESSES.get(id(keys))
+    if known is not None and known[0] is keys:
+        return known[1]
+    address = str(address_from_signing_key(keys.public.signing))
+    if len(_ADDRESSES) >= _LOADED_KEPT:
+        _ADDRESSES.clear()
+    _ADDRESSES[id(keys)] = (keys, address)  # the pair is kept alive, so its id is not reused
+    return address
 
 
 def sign_payload(keys: KeyPair, context: str, payload: Any) -> str:
@@ -110,9 +122,10 @@ def sign_record(record: MemoryRecord, keys: KeyPair) -> MemoryRecord:
     The payload is the wire object with ``signed_by`` set and without ``signature``, so
     the signer's address and every extension and extra field are covered.
     """
-    unsigned = record.evolve(signed_by=address_of(keys), signature="")
-    signature = sign_payload(keys, CONTEXT_RECORD, _record_payload(unsigned))
-    return unsigned.evolve(signed_by=unsigned.signed_by, signature=signature)
+    signer = address_of(keys)
+    payload = _record_payload(record)  # the wire object of the signed version but its signature
+    payload["signed_by"] = signer
+    return record.with_signature(signer, sign_payload(keys, CONTEXT_RECORD, payload))
 
 
 def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
@@ -142,12 +155,22 @@ def load_or_create_identity(path: str | os.PathLike[str]) -> KeyPair:
     """
     key_path = Path(path)
     try:
-        key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not key_path.exists():
+        try:
+            data = key_path.read_bytes()
+        except FileNotFoundError:
+            key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             _create_key_file(key_path)
-        return load_keys(key_path)
+            data = key_path.read_bytes()
+        loaded = _LOADED.get(str(key_path))
+        if loaded is not None and loaded[0] == data:
+            return loaded[1]
+        keys = load_keys(key_path)
     except (fg_errors.KeyFileError, ValueError, OSError) as exc:
         raise RecordError(f"cannot load the key file: {exc}", path=str(key_path)) from None
+    if len(_LOADED) >= _LOADED_KEPT:
+        _LOADED.clear()
+    _LOADED[str(key_path)] = (data, keys)
+    return keys
 
 
 def _create_key_file(path: Path) -> None:
