@@ -154,3 +154,25 @@ def test_a_long_running_process_sees_an_edit_within_the_check_interval(home: Pat
         now[0] += FULL_CHECK_SECONDS
         assert memory.recall("certificate", now=NOW).records == ()
         assert memory.status()["unreadable"]
+
+
+def test_a_recall_between_full_checks_names_the_unreadable_note_without_walking_every_note(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = id_of(home, NOTES[0])
+    path = note_file(home, target)
+    path.write_bytes(path.read_bytes().replace(b"Frankfurt", b"Hamburg"))  # no longer verifies
+    with Memory.open(home) as memory:
+        memory.recall("Frankfurt", now=NOW, touch=False)  # the first refresh: a full comparison
+        store = memory.store
+        walks: list[object] = []
+        tokens = store.version_tokens
+
+        def counted(record_ids: object = None) -> dict[str, str]:
+            walks.append(None if record_ids is None else sorted(record_ids))  # type: ignore[call-overload]
+            return tokens(record_ids)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "version_tokens", counted)
+        result = memory.recall("green tea", now=NOW, touch=False)
+    assert any("1 note could not be read" in note for note in result.notes)
+    assert walks == [[target]]  # only the note held without a version, never every note

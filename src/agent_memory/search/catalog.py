@@ -378,10 +378,14 @@ class IndexCatalog:
         problems seen by this process; ``doctor`` names each file and why (issue 24 item 4).
         """
         with self._lock:
-            current = self._fresh.tokens()
             found: set[str] = set(self._fresh.problems)
-            for name in self._active:
-                for holding in self._holdings_of(name):
+            holdings = [holding for name in self._active for holding in self._holdings_of(name)]
+            # Only the few ids held without a version are looked up: recall calls this every
+            # time, and the store's every token is a stat per note (seconds at 100k notes).
+            unindexed = sorted({rid for holding in holdings for rid in holding.unindexed})
+            if unindexed:
+                current = self._fresh.tokens(only=unindexed)
+                for holding in holdings:
                     found |= holding.unreadable(current)
             return sorted(found)
 

@@ -291,14 +291,22 @@ class Holding:
         spec: Its recipe, or ``None`` for an index given ready-made.
         index: The open index.
         folder: Its folder, or ``None`` in memory.
-        held: What the ledger says it holds: ``{record id: (token, version digest | None)}``.
+        held: What the ledger says it holds: ``{record id: (token, version digest | None)}``;
+            change it only through :meth:`adopt`, :meth:`wipe` and :meth:`apply`, which keep
+            :attr:`unindexed` in step.
         suspect: Its contents disagreed with the ledger: check again after reading everything.
     """
 
     def __init__(self, name: str, spec: RecipeSpec | None, index: SearchIndex, folder: Path | None) -> None:
         self.name, self.spec, self.index, self.folder = name, spec, index, folder
         self.held: Held = {}
+        self._unindexed: set[str] = set()
         self.suspect = False
+
+    @property
+    def unindexed(self) -> frozenset[str]:
+        """The ids held with no version (read, but unreadable or erased): a few, kept in step."""
+        return frozenset(self._unindexed)
 
     @classmethod
     def open(cls, spec: RecipeSpec, folder: Path | None, ledger: Ledger) -> Holding:
@@ -335,6 +343,7 @@ class Holding:
         if self.digest() != self.index.inputs().digest:
             self.held, self.suspect = {}, True
             ledger.forget(self.name)
+        self._unindexed = {rid for rid, (_, version) in self.held.items() if version is None}
 
     def wipe(self, ledger: Ledger) -> None:
         """Empty this index: delete its files and reopen it, or (ready-made) remove every id it holds."""
@@ -347,6 +356,7 @@ class Holding:
         else:
             self.index.remove(list(self.held))
         self.held, self.suspect = {}, False
+        self._unindexed = set()
 
     def changes(self, current: Mapping[str, str], *, partial: bool = False) -> tuple[list[str], list[str]]:
         """Return (ids to read again, ids no longer in the store) against the store's ``current`` tokens.
@@ -359,12 +369,11 @@ class Holding:
         return changed, [] if partial else [rid for rid in held if rid not in current]
 
     def unreadable(self, current: Mapping[str, str]) -> set[str]:
-        """Return the ids read at their current token but not indexed (unreadable or erased)."""
-        return {
-            rid
-            for rid, (token, version) in self.held.items()
-            if version is None and current.get(rid) == token
-        }
+        """Return the ids read at their current token but not indexed (unreadable or erased).
+
+        ``current`` needs only the tokens of :attr:`unindexed` (the others are not looked at).
+        """
+        return {rid for rid in self._unindexed if current.get(rid) == self.held[rid][0]}
 
     def digest(self) -> str:
         """Return the inputs digest this index should report, from the ledger."""
@@ -392,7 +401,13 @@ class Holding:
             return False
         update = {rid: (token, versions.get(rid)) for rid, token in tokens.items() if rid not in missing}
         self.held.update(update)
+        for rid, (_, version) in update.items():
+            if version is None:
+                self._unindexed.add(rid)
+            else:
+                self._unindexed.discard(rid)
         for rid in missing:
             self.held.pop(rid, None)
+            self._unindexed.discard(rid)
         ledger.update(self.name, update, missing)
         return True

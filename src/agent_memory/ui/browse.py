@@ -19,10 +19,10 @@ import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.review_book import REVIEW_STATES, one_pass
+from agent_memory.governance.review_book import REVIEW_STATES, log_head, one_pass
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 
 if TYPE_CHECKING:
@@ -227,8 +227,7 @@ def _browse(
         ]
         total = len(found)
     else:
-        newest = records[::-1]
-        chosen = [r for r in newest if filters.matches(r, reviews.state_of)] if filters.any else newest
+        chosen = _selection(memory, reviews, filters, latest)
         total = len(chosen)
         start = (min(filters.page, max(1, -(-total // page_size))) - 1) * page_size
         found = [
@@ -238,27 +237,58 @@ def _browse(
     if filters.q:
         start = (min(filters.page, pages) - 1) * page_size
         found = found[start : start + page_size]
-    namespaces, tags, taints = _vocabulary(records, latest.version)
+    namespaces, tags, taints = latest.derived(("vocabulary",), lambda: _words(records))
     return Listing(tuple(found), total, filters, pages, notes, namespaces, tags, taints)
+
+
+def _selection(
+    memory: Memory, reviews: ReviewBook, filters: Filters, latest: LatestRecords
+) -> Sequence[MemoryRecord]:
+    """Return the records passing ``filters`` (but ``q``), newest first, worked out once per change.
+
+    Paging through one filtered list must not test every record on every page (at 100k
+    records a review filter is a review-state lookup per record: most of a second), so the
+    list is kept by ``latest`` until its records change, per log head (review states move
+    only with the log) and filter combination.
+    """
+    records = latest.current()
+    if not filters.any:
+        return _Newest(records)
+    head = log_head(memory.log)
+    key = ("selection", head.seq if head is not None else 0, *(getattr(filters, n) for n in _TEXT_FIELDS))
+
+    def select() -> list[MemoryRecord]:
+        # Only a tainted record can be quarantined: the cheap test first.
+        candidates = (r for r in records if r.taint) if filters.review == "quarantined" else iter(records)
+        found = [r for r in candidates if filters.matches(r, reviews.state_of)]
+        found.reverse()
+        return found
+
+    return latest.derived(key, select)
+
+
+class _Newest(Sequence[MemoryRecord]):
+    """``records`` newest first, without copying them (a page slices 50 of 100k)."""
+
+    def __init__(self, records: Sequence[MemoryRecord]) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[MemoryRecord]: ...
+    def __getitem__(self, index: int | slice) -> MemoryRecord | Sequence[MemoryRecord]:
+        if isinstance(index, slice):
+            return [self._records[-1 - i] for i in range(*index.indices(len(self._records)))]
+        return self._records[-1 - index]
 
 
 def _withdrawn(view: GateView, record: MemoryRecord) -> str:
     exposure = view.check(record)
     return "" if exposure.exposed else exposure.reason
-
-
-_VOCABULARY: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _vocabulary(
-    records: Sequence[MemoryRecord], version: int
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Return the namespaces, tags and taints seen, computed once per version of ``records``."""
-    key = (id(records), version)
-    if key not in _VOCABULARY:
-        _VOCABULARY.clear()
-        _VOCABULARY[key] = _words(records)
-    return _VOCABULARY[key]
 
 
 def _words(records: Sequence[MemoryRecord]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.stores.base import ChangeFeed
@@ -36,7 +37,11 @@ if TYPE_CHECKING:
     from agent_memory.memory import Memory
     from agent_memory.records.record import MemoryRecord
 
-__all__ = ["LatestRecords"]
+__all__ = ["DERIVED_KEPT", "LatestRecords"]
+
+DERIVED_KEPT = 16
+"""At most this many derived values are kept (:meth:`LatestRecords.derived`)."""
+T = TypeVar("T")
 
 
 class LatestRecords:
@@ -59,6 +64,7 @@ class LatestRecords:
         self._folders: set[str] = set()
         self.version = 0
         """Moves whenever the records held change (callers cache what they derive by it)."""
+        self._derived: OrderedDict[Hashable, Any] = OrderedDict()
         home = getattr(memory, "home", None)
         self._home_signal: Callable[[], object] | None = None
         if home is not None and not isinstance(memory.store, ChangeFeed):
@@ -82,6 +88,24 @@ class LatestRecords:
             if self._sorted is None:
                 self._sorted = sorted(self._records.values(), key=lambda r: (r.created_at, r.id))
             return self._sorted
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """Return ``build()``, worked out once until the records held change (kept per ``key``).
+
+        What a page derives from every record (a filtered list, the filters' choices) is
+        kept here, at most :data:`DERIVED_KEPT` keys, the least recently used dropped first;
+        ``key`` must name everything else the value depends on (e.g. the log's head).
+        """
+        with self._lock:
+            if key in self._derived:
+                self._derived.move_to_end(key)
+                return cast("T", self._derived[key])
+        value = build()
+        with self._lock:
+            self._derived[key] = value
+            while len(self._derived) > DERIVED_KEPT:
+                self._derived.popitem(last=False)
+        return value
 
     # ------------------------------------------------------------------ ways to follow
 
@@ -151,6 +175,7 @@ class LatestRecords:
 
     def _changed(self) -> None:
         self._sorted = None
+        self._derived.clear()
         self.version += 1
 
 
