@@ -68,17 +68,13 @@ FRONT_END_ADAPTER_MODULES = frozenset(
 KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 
 _SERVICES_TAKING_A_MEMORY = (
-    "agent_memory.doctor.golden",
     "agent_memory.governance.queue",
     "agent_memory.jobs.compensation",
     "agent_memory.jobs.review_flow",
-    "agent_memory.sync.edit",
-    "agent_memory.sync.items",
-    "agent_memory.sync.run",
 )
 # Forbidden imports that remain, as (rule, importer, imported). Only remove entries; never add one.
-# Each is a service function typed ``memory: Memory`` (under TYPE_CHECKING, or run-time in
-# sync.run), to be given the services it uses instead (issue 17 item 2).
+# Each is a service function typed ``memory: Memory`` (under TYPE_CHECKING), to be given the
+# services it uses instead (issue 17 item 2).
 KNOWN_VIOLATIONS: frozenset[tuple[str, str, str]] = frozenset(
     ("services never import memory", module, "agent_memory.memory") for module in _SERVICES_TAKING_A_MEMORY
 )

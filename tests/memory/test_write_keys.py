@@ -378,7 +378,8 @@ def test_a_note_edited_by_hand_is_seen_by_an_open_memory_once_sync_made_it_a_cor
         early.remember("Something else.", source="s", now=at(1))  # its keys are now in step
         note = path / "notes" / old.record_id.removeprefix("mem:") / "000001.md"
         note.write_bytes(note.read_bytes().replace(b"green", b"black"))
-        (item,) = sync(Home.open(path), now=at(2)).items
+        opened = sync(Home.open(path), open_memory=lambda: Memory.open(path, source_kind="file"), now=at(2))
+        (item,) = opened.items
         assert item.action == "correct" and item.new_record_id is not None
         again = early.remember("Likes black tea.", source="s", now=at(3))
         assert again.deduped and again.record_id == item.new_record_id

@@ -132,9 +132,16 @@ def sync(dry_run: bool, namespace: str, home: str | None, as_json: bool) -> None
     the Home's git repository like every write, except while a merge is unfinished
     (DESIGN.md §6 and §9 "Corrections").
     """
+    from agent_memory.memory import Memory
     from agent_memory.sync.run import sync as run_sync
 
-    report = run_sync(open_home(home), dry_run=dry_run, namespace=namespace)
+    opened = open_home(home)
+    report = run_sync(
+        opened,
+        open_memory=lambda: Memory.open(opened.root, source_kind="file"),
+        dry_run=dry_run,
+        namespace=namespace,
+    )
     if as_json:
         echo_json(report.to_json())
     else:

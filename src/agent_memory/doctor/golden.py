@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -38,9 +38,20 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from agent_memory.errors import ConfigError, RecordNotFound, SignatureError, StoreError
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.governance.gate import Gate
+    from agent_memory.recall.select import RecallResult
+    from agent_memory.records.record import MemoryRecord
+    from agent_memory.search.catalog import IndexCatalog
 
-__all__ = ["DEFAULT_K", "GoldenOutcome", "GoldenQuestion", "GoldenReport", "load_golden", "run_golden"]
+__all__ = [
+    "DEFAULT_K",
+    "Asked",
+    "GoldenOutcome",
+    "GoldenQuestion",
+    "GoldenReport",
+    "load_golden",
+    "run_golden",
+]
 
 DEFAULT_K = 5
 MAX_K = 100
@@ -50,6 +61,33 @@ _KEYS = {"query", "expect", "k"}
 _INT = "tag:yaml.org,2002:int"
 _NULL = "tag:yaml.org,2002:null"
 Verdict = Literal["found", "missed", "skipped"]
+
+
+class Asked(Protocol):
+    """What golden recall asks: an opened :class:`~agent_memory.memory.Memory`.
+
+    ``recall`` takes ``Memory.recall``'s arguments; ``get`` is the verified read; the catalog
+    chooses the indexes read and the gate says what is withdrawn.
+    """
+
+    @property
+    def recall(self) -> Callable[..., RecallResult]:
+        """``Memory.recall``."""
+        ...
+
+    @property
+    def catalog(self) -> IndexCatalog:
+        """The Memory's index catalog."""
+        ...
+
+    @property
+    def gate(self) -> Gate:
+        """The Memory's withdrawal gate."""
+        ...
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """``Memory.get``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +307,7 @@ def _fold(text: str) -> str:
 
 
 def run_golden(
-    memory: Memory,
+    memory: Asked,
     questions: Sequence[GoldenQuestion],
     *,
     recipes: Sequence[str] | None = None,
@@ -294,7 +332,7 @@ def run_golden(
     return GoldenReport(outcomes, tuple(chosen))
 
 
-def _judge(memory: Memory, question: GoldenQuestion, now: datetime | None) -> GoldenOutcome:
+def _judge(memory: Asked, question: GoldenQuestion, now: datetime | None) -> GoldenOutcome:
     target, note = None, ""
     if question.expect_id is not None:
         target, note, skip = _follow(memory, question.expect_id)
@@ -322,7 +360,7 @@ def _judge(memory: Memory, question: GoldenQuestion, now: datetime | None) -> Go
     return GoldenOutcome(question, "missed", target=target, note="; ".join(filter(None, [note, why])))
 
 
-def _follow(memory: Memory, record_id: str) -> tuple[str | None, str, bool]:
+def _follow(memory: Asked, record_id: str) -> tuple[str | None, str, bool]:
     """Follow ``superseded_by`` to the live successor: (target id or None, note, skipped)."""
     chain = [record_id]
     while True:

@@ -19,22 +19,22 @@ Invariants:
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_memory.errors import RecordError
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.write.plan import normalize_text
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
     from agent_memory.write.plan import RememberResult
 
 __all__ = [
     "EDITABLE_FIELDS",
     "NoteEdit",
+    "Writes",
     "carried_fields",
     "correct",
     "read_note_edit",
@@ -46,6 +46,28 @@ EDITABLE_FIELDS: tuple[str, ...] = ("type", "tags", "confidence", "epistemic_sta
 """Frontmatter fields a hand edit may change; the correction record takes their new values."""
 
 _MISSING = object()
+
+
+class Writes(Protocol):
+    """What edit and sync write records through: an opened :class:`~agent_memory.memory.Memory`.
+
+    ``remember`` and ``supersede`` take the Memory's arguments (``Memory.remember``,
+    ``Memory.supersede``); ``close`` persists what was written and commits the Home.
+    """
+
+    @property
+    def remember(self) -> Callable[..., RememberResult]:
+        """``Memory.remember``."""
+        ...
+
+    @property
+    def supersede(self) -> Callable[..., RememberResult]:
+        """``Memory.supersede``."""
+        ...
+
+    def close(self) -> None:
+        """``Memory.close``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +108,7 @@ def carried_fields(record: MemoryRecord) -> dict[str, Any]:
 
 
 def correct(
-    memory: Memory,
+    memory: Writes,
     record: MemoryRecord,
     text: str,
     *,

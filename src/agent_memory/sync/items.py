@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from agent_memory.errors import AgentMemoryError, RecordError
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.sync.edit import Writes
 
 __all__ = ["ACTIONS", "NEW_FILE_FIELDS", "SyncItem", "SyncReport", "new_file_step"]
 
@@ -119,7 +119,7 @@ class SyncReport:
 def new_file_step(
     rel: str,
     path: Path,
-    memory: Callable[[], Memory],
+    memory: Callable[[], Writes],
     log: Callable[[tuple[str, ...], dict[str, Any]], None],
     now: datetime | None,
     *,

@@ -64,7 +64,7 @@ from agent_memory.sync.notes import (
 )
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.sync.edit import Writes
 
 __all__ = ["SyncItem", "SyncReport", "sync"]
 
@@ -93,15 +93,15 @@ class _Step:
 class _Context:
     """The Home, its git tree and a lazily opened porcelain shared by the steps."""
 
-    def __init__(self, home: Home, tree: GitTree | None, memory: Callable[[], Memory]) -> None:
+    def __init__(self, home: Home, tree: GitTree | None, memory: Callable[[], Writes]) -> None:
         self.home = home
         self.root = home.root.resolve()
         self.tree = tree
         self._open = memory
-        self._memory: Memory | None = None
+        self._memory: Writes | None = None
 
     @property
-    def memory(self) -> Memory:
+    def memory(self) -> Writes:
         if self._memory is None:
             self._memory = self._open()
         return self._memory
@@ -118,12 +118,20 @@ class _Context:
 
 
 def sync(
-    home: Home, *, dry_run: bool = False, namespace: str = "default", now: datetime | None = None
+    home: Home,
+    *,
+    open_memory: Callable[[], Writes],
+    dry_run: bool = False,
+    namespace: str = "default",
+    now: datetime | None = None,
 ) -> SyncReport:
     """Find hand edits, merge clashes and new files in ``home``'s ``notes/`` and make them records.
 
     Args:
         home: The opened Home.
+        open_memory: Opens the Memory of ``home`` that records are written through, e.g.
+            ``lambda: Memory.open(home.root, source_kind="file")``; called only when a step
+            writes, and closed (which commits the Home) when the run ends.
         dry_run: Plan and report only; write nothing.
         namespace: The namespace of records made from new files (their frontmatter may say
             otherwise); corrections keep the namespace of the record they correct.
@@ -136,15 +144,13 @@ def sync(
     Raises:
         ConfigError: The Home cannot be opened for writing (only when something is to be written).
     """
-    from agent_memory.memory import Memory
-
     root = home.root.resolve()  # git names absolute paths; every path here is absolute too
     tree = GitTree.find(root)
     notes = root / "notes"
     everywhere = tree.status(root) if tree is not None else {}
     status = {path: code for path, code in everywhere.items() if path.is_relative_to(notes)}
     scan = _scan(notes, status)
-    context = _Context(home, tree, lambda: Memory.open(home.root, source_kind="file"))
+    context = _Context(home, tree, open_memory)
     items: list[SyncItem] = []
     try:
         # Clashes first: the edits of a record are planned against its settled versions.
