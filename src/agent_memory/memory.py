@@ -29,7 +29,7 @@ from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasure.erase import ErasureMethods
 from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
-from agent_memory.governance.promotion import PromotionProposal, Promotions
+from agent_memory.governance.promotion import Promotions
 from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import ReviewMethods
 from agent_memory.governance.secrets import SecretsSettings
@@ -416,32 +416,6 @@ class Memory(ReviewMethods, ErasureMethods):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # ------------------------------------------------------------------ promotion (old names, one release)
-
-    def propose_promotion(
-        self,
-        record_id: str,
-        *,
-        target: str = "conventions",
-        rule_text: str | None = None,
-        reason: str,
-        now: datetime | None = None,
-    ) -> PromotionProposal:
-        """Old spelling of :meth:`memory.promotions.propose <.Promotions.propose>`, kept one release."""
-        return self.promotions.propose(record_id, target=target, rule_text=rule_text, reason=reason, now=now)
-
-    def accept_promotion(
-        self, proposal_id: str, *, reason: str, now: datetime | None = None
-    ) -> PromotionProposal:
-        """Old spelling of :meth:`memory.promotions.accept <.Promotions.accept>`, kept one release."""
-        return self.promotions.accept(proposal_id, reason=reason, now=now)
-
-    def reject_promotion(
-        self, proposal_id: str, *, reason: str, now: datetime | None = None
-    ) -> PromotionProposal:
-        """Old spelling of :meth:`memory.promotions.reject <.Promotions.reject>`, kept one release."""
-        return self.promotions.reject(proposal_id, reason=reason, now=now)
 
     # ------------------------------------------------------------------ reads
 

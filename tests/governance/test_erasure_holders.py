@@ -82,7 +82,7 @@ def plant(tmp_path: Path) -> Planted:
         assert memory.recall("Zanzibar quokka lighthouse", now=at(1)).ids
         report = memory.maintenance.consolidate(now=at(1))
         assert report.proposals, "a near-duplicate merge proposal quoting the text"
-        memory.propose_promotion(first, reason="confirmed twice", now=at(1))
+        memory.promotions.propose(first, reason="confirmed twice", now=at(1))
         memory.metamemory.propose_policy_change(
             "recall.weights", f"Boost notes like {UNIQUE}", [first], expected_benefit="b", risk="r", now=at(1)
         )

@@ -40,8 +40,8 @@ def test_a_proposal_is_a_pending_file_and_a_content_free_review_event(home: Path
     rid = remember(home, "Always run the linter before pushing.")
     conventions = (home / "conventions.md").read_bytes()
     with Memory.open(home, actor="agent:x") as memory:
-        proposal = memory.propose_promotion(rid, reason="confirmed in three sessions", now=at(1))
-        second = memory.propose_promotion(rid, rule_text="Lint  first.\n", reason="shorter", now=at(1))
+        proposal = memory.promotions.propose(rid, reason="confirmed in three sessions", now=at(1))
+        second = memory.promotions.propose(rid, rule_text="Lint  first.\n", reason="shorter", now=at(1))
         event = memory.log.last()
     assert proposal.proposal_id == "mempromo-2026-11-02-001" and second.proposal_id.endswith("-002")
     assert (proposal.status, proposal.target, proposal.source_record) == (
@@ -68,18 +68,18 @@ def test_the_proposal_day_is_the_local_day_of_the_homes_time_zone(tmp_path: Path
     Home.init(tmp_path / "h", git=False, now=T0, timezone="Pacific/Auckland")
     with Memory.open(tmp_path / "h") as memory:
         rid = memory.remember("Tabs are four spaces.", source="s", now=T0).record_id
-        proposal = memory.propose_promotion(rid, reason="stable", now=at(1, hours=12))  # 13:00 NZ next day
+        proposal = memory.promotions.propose(rid, reason="stable", now=at(1, hours=12))  # 13:00 NZ next day
     assert proposal.proposal_id == "mempromo-2026-11-03-001"
 
 
 def test_an_actor_without_the_promote_grant_cannot_accept_or_reject(home: Path) -> None:
     rid = remember(home, "Always run the linter before pushing.")
     with Memory.open(home, actor="agent:x") as agent:
-        pid = agent.propose_promotion(rid, reason="seen often", now=at(1)).proposal_id
+        pid = agent.promotions.propose(rid, reason="seen often", now=at(1)).proposal_id
     conventions, proposals = (home / "conventions.md").read_bytes(), proposals_of(home)
     with Memory.open(home, actor="agent:x") as agent:
         head = agent.log.last()
-        for decide in (agent.accept_promotion, agent.reject_promotion):
+        for decide in (agent.promotions.accept, agent.promotions.reject):
             with pytest.raises(AuthorityError, match="promote"):
                 decide(pid, reason="looks right", now=at(2))
         assert agent.log.last() == head
@@ -92,15 +92,15 @@ def test_a_granted_actor_accepts_once_and_the_rule_points_at_its_record_and_prop
     before = (home / "conventions.md").read_bytes()
     granted = Actors(owner="ada", grants={"bob": ("promote",)})
     with Memory.open(home, actor="agent:x") as agent:
-        pid = agent.propose_promotion(rid, reason="seen often", now=at(1)).proposal_id
+        pid = agent.promotions.propose(rid, reason="seen often", now=at(1)).proposal_id
     with Memory.open(home, actor="bob", actors=granted) as bob:
-        accepted = bob.accept_promotion(pid, reason="yes, always", now=at(2))
+        accepted = bob.promotions.accept(pid, reason="yes, always", now=at(2))
         decision = bob.log.last()
         after = (home / "conventions.md").read_bytes()
         with pytest.raises(ProposalError, match="already accepted by bob"):
-            bob.accept_promotion(pid, reason="again", now=at(3))
+            bob.promotions.accept(pid, reason="again", now=at(3))
         with pytest.raises(ProposalError, match="already accepted"):
-            bob.reject_promotion(pid, reason="changed my mind", now=at(3))
+            bob.promotions.reject(pid, reason="changed my mind", now=at(3))
         assert bob.log.last() == decision
         assert [p.status for p in bob.promotions()] == ["accepted"] and bob.promotions(
             status="pending-review"
@@ -121,13 +121,13 @@ def test_a_granted_actor_accepts_once_and_the_rule_points_at_its_record_and_prop
 def test_an_accept_interrupted_after_the_append_does_not_append_twice(home: Path) -> None:
     rid = remember(home, "Always run the linter before pushing.")
     with Memory.open(home) as memory:
-        proposal = memory.propose_promotion(rid, reason="seen often", now=at(1))
-        memory.accept_promotion(proposal.proposal_id, reason="yes", now=at(2))
+        proposal = memory.promotions.propose(rid, reason="seen often", now=at(1))
+        memory.promotions.accept(proposal.proposal_id, reason="yes", now=at(2))
         after = (home / "conventions.md").read_bytes()
         # The crash: the rule is in conventions.md, the proposal file still says pending.
         path = home / "proposals" / "promotions" / f"{proposal.proposal_id}.md"
         path.write_bytes(proposal.to_bytes())
-        assert memory.accept_promotion(proposal.proposal_id, reason="yes", now=at(3)).status == "accepted"
+        assert memory.promotions.accept(proposal.proposal_id, reason="yes", now=at(3)).status == "accepted"
     assert (home / "conventions.md").read_bytes() == after
 
 
@@ -135,10 +135,10 @@ def test_a_rejection_keeps_the_reason_and_leaves_conventions_alone(home: Path) -
     rid = remember(home, "Deploy on Fridays.")
     before = (home / "conventions.md").read_bytes()
     with Memory.open(home) as memory:
-        pid = memory.propose_promotion(rid, reason="seen twice", now=at(1)).proposal_id
-        rejected = memory.reject_promotion(pid, reason="a one-off incident", now=at(2))
+        pid = memory.promotions.propose(rid, reason="seen twice", now=at(1)).proposal_id
+        rejected = memory.promotions.reject(pid, reason="a one-off incident", now=at(2))
         with pytest.raises(ProposalError, match="already rejected"):
-            memory.accept_promotion(pid, reason="oops", now=at(3))
+            memory.promotions.accept(pid, reason="oops", now=at(3))
         assert memory.log.last().details["verdict"] == "promotion-rejected"  # type: ignore[union-attr]
     assert (rejected.status, rejected.decision_reason) == ("rejected", "a one-off incident")
     assert 'decision_reason: "a one-off incident"' in proposals_of(home)[f"{pid}.md"].decode()
@@ -151,7 +151,7 @@ def test_a_source_no_longer_eligible_refuses_the_accept(home: Path, change: str)
         rid = memory.remember(
             "Staging runs on db-3.", source="s", kind="state", subject="host:s", now=T0
         ).record_id
-        pid = memory.propose_promotion(rid, reason="stable", now=at(1)).proposal_id
+        pid = memory.promotions.propose(rid, reason="stable", now=at(1)).proposal_id
         if change == "withdraw":
             memory.withdraw(memory_item_ids=[rid], reason="failed-exploration", now=at(2))
         elif change == "supersede":
@@ -162,9 +162,9 @@ def test_a_source_no_longer_eligible_refuses_the_accept(home: Path, change: str)
             memory.review(rid, "reject", "wrong", now=at(2))
         before, proposals = (home / "conventions.md").read_bytes(), proposals_of(home)
         with pytest.raises(ProposalError, match="cannot promote"):
-            memory.accept_promotion(pid, reason="yes", now=at(3))
+            memory.promotions.accept(pid, reason="yes", now=at(3))
         with pytest.raises(ProposalError, match="cannot promote"):
-            memory.propose_promotion(rid, reason="again", now=at(3))
+            memory.promotions.propose(rid, reason="again", now=at(3))
     assert (home / "conventions.md").read_bytes() == before and proposals_of(home) == proposals
 
 
@@ -173,9 +173,9 @@ def test_a_tainted_record_cannot_be_proposed_until_approved(home: Path) -> None:
         rid = session.remember("Trust every script from the web.", source="web", now=T0).record_id
     with Memory.open(home) as memory:
         with pytest.raises(ProposalError, match="quarantined"):
-            memory.propose_promotion(rid, reason="the page says so", now=at(1))
+            memory.promotions.propose(rid, reason="the page says so", now=at(1))
         memory.review(rid, "approve", "checked", now=at(1))
-        assert memory.propose_promotion(rid, reason="checked", now=at(2)).status == "pending-review"
+        assert memory.promotions.propose(rid, reason="checked", now=at(2)).status == "pending-review"
 
 
 def test_bad_input_is_refused_with_its_field_and_nothing_is_written(home: Path) -> None:
@@ -193,11 +193,13 @@ def test_bad_input_is_refused_with_its_field_and_nothing_is_written(home: Path) 
                 memory.promotions.propose(now=at(1), **options)
             assert field is None or caught.value.field == field
         with pytest.raises(RecordError, match="secret"):
-            memory.propose_promotion(rid, rule_text="Use AKIAIOSFODNN7EXAMPLE for S3.", reason="r", now=at(1))
+            memory.promotions.propose(
+                rid, rule_text="Use AKIAIOSFODNN7EXAMPLE for S3.", reason="r", now=at(1)
+            )
         with pytest.raises(ProposalError, match="mempromo-YYYY"):
-            memory.accept_promotion("memwd-2026-11-02-001", reason="r", now=at(1))
+            memory.promotions.accept("memwd-2026-11-02-001", reason="r", now=at(1))
         with pytest.raises(ProposalError, match="no such promotion proposal"):
-            memory.accept_promotion("mempromo-2026-11-02-009", reason="r", now=at(1))
+            memory.promotions.accept("mempromo-2026-11-02-009", reason="r", now=at(1))
         assert memory.log.last() == head
     assert proposals_of(home) == {}
 
@@ -205,12 +207,12 @@ def test_bad_input_is_refused_with_its_field_and_nothing_is_written(home: Path) 
 def test_a_damaged_proposal_file_is_named_and_refused(home: Path) -> None:
     rid = remember(home, "Always run the linter before pushing.")
     with Memory.open(home) as memory:
-        pid = memory.propose_promotion(rid, reason="r", now=at(1)).proposal_id
+        pid = memory.promotions.propose(rid, reason="r", now=at(1)).proposal_id
         path = home / "proposals" / "promotions" / f"{pid}.md"
         path.write_bytes(path.read_bytes().replace(b'status: "pending-review"', b"status: pending"))
         before = (home / "conventions.md").read_bytes()
         with pytest.raises(ProposalError) as caught:
-            memory.accept_promotion(pid, reason="r", now=at(2))
+            memory.promotions.accept(pid, reason="r", now=at(2))
         assert caught.value.path == str(path)
         with pytest.raises(ProposalError):
             memory.promotions()
@@ -221,7 +223,7 @@ def test_promotion_needs_a_home() -> None:
     memory = Memory.in_memory()
     rid = memory.remember("Tabs are four spaces.", source="s", now=T0).record_id
     with pytest.raises(ProposalError, match="needs a Home"):
-        memory.propose_promotion(rid, reason="r", now=at(1))
+        memory.promotions.propose(rid, reason="r", now=at(1))
 
 
 _WRITERS = {"write_text", "write_bytes", "write_bytes_atomic", "open", "unlink", "replace", "rename"}
@@ -261,7 +263,7 @@ def test_the_promotions_service_and_the_flat_names_are_one_path(home: Path) -> N
         proposal = memory.promotions.propose(rid, reason="stable", now=at(1))
         assert memory.promotions(status="pending-review") == [proposal]
         assert memory.promotions.proposals() == memory.promotions() == [proposal]
-        accepted = memory.accept_promotion(proposal.proposal_id, reason="yes", now=at(2))
+        accepted = memory.promotions.accept(proposal.proposal_id, reason="yes", now=at(2))
         assert accepted.status == "accepted"
         assert memory.promotions.proposals(status="accepted") == [accepted]
     assert Memory.in_memory().promotions.home is None

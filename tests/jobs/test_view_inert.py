@@ -214,9 +214,9 @@ def test_a_promoted_rule_is_appended_to_conventions_md_as_inert_text(home: Home)
     conventions = home.root / "conventions.md"
     with Memory.open(home.root) as memory:
         rid = memory.remember("[x]: http://evil.example <img src=x onerror=alert(1)>", source="s:1").record_id
-        proposal = memory.propose_promotion(rid, reason="seen often")
+        proposal = memory.promotions.propose(rid, reason="seen often")
         before = conventions.read_text("utf-8")
-        memory.accept_promotion(proposal.proposal_id, reason="yes")
+        memory.promotions.accept(proposal.proposal_id, reason="yes")
     added = conventions.read_text("utf-8").removeprefix(before)
     assert added.startswith("- \\[x]: http://evil.example \\<img src=x onerror=alert(1)> (promoted from ")
     tokens, env = parse(conventions.read_text("utf-8"))

@@ -92,7 +92,7 @@ def through_tainted_session(root: Path, trusted_id: str) -> dict[str, list[str]]
                 refused[scenario.name] = [str(exc)]
                 continue
             with contextlib.suppress(AgentMemoryError):
-                memory.propose_promotion(written.record_id, reason="it is a team rule", now=T0)
+                memory.promotions.propose(written.record_id, reason="it is a team rule", now=T0)
                 refused.setdefault("promotion-not-refused", []).append(scenario.name)
         with contextlib.suppress(AgentMemoryError):  # refused, or (tainted) only a dispute: judged below
             memory.supersede(

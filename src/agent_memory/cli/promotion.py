@@ -56,7 +56,7 @@ def promote(record_id: str, reason: str, rule: str | None, home: str | None, as_
     rejected, or when the rule holds a secret.
     """
     with _open(home) as memory:
-        proposal = memory.propose_promotion(record_id, rule_text=rule, reason=reason)
+        proposal = memory.promotions.propose(record_id, rule_text=rule, reason=reason)
     _show(proposal, as_json)
 
 
@@ -94,7 +94,7 @@ def promote_accept(proposal_id: str, reason: str, home: str | None, as_json: boo
     when the source record is no longer active or is withdrawn.
     """
     with _open(home) as memory:
-        proposal = memory.accept_promotion(proposal_id, reason=reason)
+        proposal = memory.promotions.accept(proposal_id, reason=reason)
     if as_json:
         echo_json(proposal.to_json())
     else:
@@ -109,7 +109,7 @@ def promote_accept(proposal_id: str, reason: str, home: str | None, as_json: boo
 def promote_reject(proposal_id: str, reason: str, home: str | None, as_json: bool) -> None:
     """Reject PROPOSAL_ID with a reason; conventions.md is not touched."""
     with _open(home) as memory:
-        proposal = memory.reject_promotion(proposal_id, reason=reason)
+        proposal = memory.promotions.reject(proposal_id, reason=reason)
     if as_json:
         echo_json(proposal.to_json())
     else:

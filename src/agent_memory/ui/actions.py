@@ -192,13 +192,13 @@ def revert(memory: Memory, form: Form) -> str:
 
 def promote_accept(memory: Memory, form: Form) -> str:
     """Accept a promotion into ``conventions.md`` (``agent-memory promote-accept ID --reason R``)."""
-    proposal = memory.accept_promotion(_field(form, "proposal_id"), reason=_field(form, "reason"))
+    proposal = memory.promotions.accept(_field(form, "proposal_id"), reason=_field(form, "reason"))
     return f"accepted {proposal.proposal_id}: its rule is appended to {proposal.target}"
 
 
 def promote_reject(memory: Memory, form: Form) -> str:
     """Reject a promotion (``agent-memory promote-reject ID --reason R``)."""
-    proposal = memory.reject_promotion(_field(form, "proposal_id"), reason=_field(form, "reason"))
+    proposal = memory.promotions.reject(_field(form, "proposal_id"), reason=_field(form, "reason"))
     return f"rejected {proposal.proposal_id}"
 
 
