@@ -273,3 +273,14 @@ def test_the_hybrid_finds_notes_that_only_one_part_finds(method: str) -> None:
     hybrid.remove([zebra.id])
     assert [h.record_id for h in hybrid.query("automobile zebra")] == [parked.id]
     assert hybrid.inputs().count == 2
+
+
+def test_fusing_by_max_keeps_each_ids_best_share_of_its_rankings_best() -> None:
+    bm25 = [Hit("mem:a", 8.0), Hit("mem:b", 2.0), Hit("mem:z", -1.0)]
+    cosine = [Hit("mem:b", 0.9), Hit("mem:c", 0.45), Hit("mem:a", 0.0)]
+    fused = fuse([bm25, cosine], [1.0, 1.0], method="weighted", normalise="max", combine="max")
+    # b: max(2/8, 0.9/0.9) = 1.0; a: 8/8 = 1.0 (its cosine 0 adds nothing); c: 0.5; z scores 0.
+    assert fused == [Hit("mem:a", 1.0), Hit("mem:b", 1.0), Hit("mem:c", 0.5)]
+    summed = fuse([bm25, cosine], [1.0, 1.0], method="weighted", normalise="max")
+    assert summed[0] == Hit("mem:b", 1.25)
+    assert fuse([[Hit("mem:a", -2.0)]], [1.0], method="weighted", combine="max") == []

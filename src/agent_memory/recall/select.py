@@ -42,7 +42,7 @@ every record in it scores above 0 and none scores above one shown before it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -51,7 +51,6 @@ from agent_memory.governance.review_book import is_stale, one_pass
 from agent_memory.recall.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
 from agent_memory.records.record import Kind, MemoryRecord, State
 from agent_memory.records.wire import format_timestamp
-from agent_memory.search.base import Hit
 
 __all__ = [
     "CANDIDATES_PER_INDEX",
@@ -60,7 +59,6 @@ __all__ = [
     "RecallResult",
     "RecalledRecord",
     "approx_tokens",
-    "fuse_relevance",
     "is_stale",
     "lookup_versions",
     "select",
@@ -82,23 +80,6 @@ ReviewLookup = Callable[[MemoryRecord], str]
 def approx_tokens(record: MemoryRecord) -> int:
     """Estimate a record's tokens as in seed 001: ``max(1, len(body) // 4)``."""
     return max(1, len(record.body) // CHARS_PER_TOKEN)
-
-
-def fuse_relevance(results: Iterable[Sequence[Hit]]) -> dict[str, float]:
-    """Normalise each index's positive scores by its best and keep each id's best across indexes.
-
-    Returns:
-        ``{record id: relevance in (0, 1]}``.
-    """
-    relevance: dict[str, float] = {}
-    for hits in results:
-        positive = [h for h in hits if h.score > 0]
-        if not positive:
-            continue
-        best = max(h.score for h in positive)
-        for hit in positive:
-            relevance[hit.record_id] = max(relevance.get(hit.record_id, 0.0), hit.score / best)
-    return relevance
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +241,8 @@ def select(
 
     Args:
         request: The query and its options.
-        relevance: ``{id: relevance}`` from :func:`fuse_relevance`.
+        relevance: ``{id: relevance in (0, 1]}``, the indexes' rankings fused by
+            :func:`~agent_memory.search.hybrid.fuse` (``weighted``, ``max``, combined by ``max``).
         version_of: Returns the version to use for an id (latest or ``as_of``), or ``None``
             when the record did not exist yet or cannot be read.
         now: The clock recency is measured from (aware).

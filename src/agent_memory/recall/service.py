@@ -18,10 +18,10 @@ from agent_memory.recall.select import (
     CANDIDATES_PER_INDEX,
     RecallQuery,
     RecallResult,
-    fuse_relevance,
     lookup_versions,
     select,
 )
+from agent_memory.search.hybrid import fuse
 from agent_memory.stores.verified import verified_lookup
 
 if TYPE_CHECKING:
@@ -112,7 +112,10 @@ class Recall:
             # The question's dates ("yesterday") are read on the Home's local days.
             asked = stamp.astimezone(self._zone)
             wanted = max(CANDIDATES_PER_INDEX, (k or 0) * 4)
-            relevance = fuse_relevance(catalog.query(query, k=wanted, now=asked))
+            rankings = catalog.query(query, k=wanted, now=asked)
+            # Each index's scores over its best; an id's relevance is its best over the indexes.
+            fused = fuse(rankings, [1.0] * len(rankings), method="weighted", normalise="max", combine="max")
+            relevance = {hit.record_id: hit.score for hit in fused}
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
             plain = verified_lookup(lookup_versions(store.get, store.history, as_of), catalog.home_signer)

@@ -66,6 +66,7 @@ FusionMethod = Literal["rrf", "weighted"]
 FUSION_METHODS: tuple[FusionMethod, ...] = ("rrf", "weighted")
 Normalisation = Literal["max", "minmax"]
 NORMALISATIONS: tuple[Normalisation, ...] = ("max", "minmax")
+Combination = Literal["sum", "max"]
 CANDIDATES = 100
 """Candidates asked of each part, whatever ``k`` (up to this many): the fused order of the first
 ``k`` hits is then the same for every ``k`` ≤ 100. The origin asked 32 (origin-notes §1.13); the
@@ -96,8 +97,13 @@ def fuse(
     method: FusionMethod = "rrf",
     k_rrf: int = 60,
     normalise: Normalisation = "max",
+    combine: Combination = "sum",
 ) -> list[Hit]:
     """Fuse per-part rankings (each best first) into one list sorted by (−score, id).
+
+    The one fusion of rankings: a hybrid index fuses its parts with it, and recall fuses the
+    rankings of the catalog's active indexes (``weighted``, ``max``, combined by ``max``: each
+    id's relevance in (0, 1] is its best ``s / max s`` over the indexes, the origin's rule).
 
     Args:
         rankings: One ranking per part; a part's ranking need not be complete.
@@ -105,6 +111,8 @@ def fuse(
         method: ``rrf`` or ``weighted`` (see the module docstring).
         k_rrf: The RRF damping constant (60 in the RRF paper); larger flattens the ranks.
         normalise: How ``weighted`` scales each part's scores into [0, 1].
+        combine: How an id's contributions from several parts add up: ``sum`` (the
+            module docstring's formulas) or ``max`` (its best contribution).
 
     Returns:
         Every id with a fused score > 0 (under ``minmax`` every id a part of non-zero weight
@@ -119,7 +127,8 @@ def fuse(
         else:
             contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
         for hit, contribution in zip(hits, contributions, strict=True):
-            fused[hit.record_id] = fused.get(hit.record_id, 0.0) + contribution
+            before = fused.get(hit.record_id, 0.0)
+            fused[hit.record_id] = before + contribution if combine == "sum" else max(before, contribution)
     ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
     return [Hit(record_id, -negative) for negative, record_id in ranked]
 
