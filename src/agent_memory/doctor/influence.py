@@ -116,7 +116,9 @@ def promoted_rules_traced(f: HomeFacts) -> Verdict:
             continue  # the proposal file is judged by §21.12
         sources[pid] = source
         for number, line in enumerate(f.conventions.splitlines(), 1):
-            if inert_inline(rule) in line and not any(p == pid for _, p in POINTER.findall(line)):
+            # A line holding the rule and no pointer at all (one with another proposal's pointer
+            # is that proposal's line: the same rule promoted twice).
+            if inert_inline(rule) in line and not POINTER.search(line):
                 problems.append(
                     f"conventions.md line {number}: the rule {pid} promoted from {source} no longer names "
                     "its source, so a forget of that record's scope could not report it as still standing"
@@ -178,8 +180,10 @@ def no_copies_to_withdraw(f: HomeFacts) -> Verdict:
             continue  # an imported control was decided where the record was written
         for record_id in control.scope.memory_item_ids:
             named += 1
-            put = first_put.get(record_id)
-            if put is not None and _same_operation(f.entries, put, where[entry.seq], record_id):
+            put, withdrawn = first_put.get(record_id), where.get(entry.seq)
+            if put is None or withdrawn is None:
+                continue  # imported, or appended since the facts were read
+            if _same_operation(f.entries, put, withdrawn, record_id):
                 problems.append(
                     f"log seq {entry.seq}: {control.withdrawal_id} withdraws {record_id}, written at log seq "
                     f"{f.entries[put].seq} by the same operation ({entry.actor}, {entry.to_wire()['time']}): "
