@@ -61,6 +61,8 @@ FRONT_END_ADAPTER_MODULES = frozenset(
         "agent_memory.log.jsonl",
         # The type of the store `agent-memory records` lists the unreadable notes of.
         "agent_memory.stores.files",
+        # The review page follows a Home's notes and log by the one change signal recall reads.
+        "agent_memory.stores.file_tokens",
     }
 )
 

@@ -215,3 +215,70 @@ def test_a_stored_script_body_does_not_run(served: str, browser: WebDriver, fill
         assert browser.title != "pwned"
     browser.get(base(served) + f"/record/{filled.script}")
     assert browser.find_element(By.ID, "body").text.startswith('<script>document.title="pwned"')
+
+
+def test_each_record_says_why_it_is_believed_in_the_words_recall_prints(
+    served: str, browser: WebDriver, filled: Filled
+) -> None:
+    printed = filled.ok("recall", QUARANTINED)
+    reason = "quarantined: tainted (external) and not yet reviewed; never autoloaded"
+    assert reason in printed  # what the CLI says of it
+    browser.get(served)
+
+    def headline(record_id: str) -> str:
+        row = browser.find_element(By.CSS_SELECTOR, f'tr.record-row[data-record="{record_id}"]')
+        return row.find_element(By.CSS_SELECTOR, ".trust .headline").text
+
+    assert (
+        headline(filled.plain)
+        == "Believed: active and untainted, from "
+        + json.loads(filled.ok("show", filled.plain, "--json"))["provenance"]["ref"]
+        + "."
+    )
+    assert headline(filled.quarantined).startswith(
+        "Not trusted yet: quarantined (taint: external; unreviewed)."
+    )
+    assert headline(filled.staging).startswith("In dispute:")
+    browser.get(base(served) + f"/record/{filled.quarantined}")
+    aspects = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#trust li.aspect")]
+    assert f"Recall says: {reason}." in aspects
+    assert "Signature: signed by this Home's key, and the signature verifies." in aspects
+    assert any(a.startswith("Taint: external — it came from outside") for a in aspects)
+
+
+def test_a_hand_edited_note_is_marked_stale_with_what_to_run_until_sync(
+    served: str, browser: WebDriver, filled: Filled
+) -> None:
+    browser.get(served)
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.record-row.stale")
+    note = filled.root / "notes" / filled.plain.removeprefix("mem:") / "000001.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Tuesdays", "Thursdays"), encoding="utf-8")
+    browser.get(base(served) + "/")
+    (stale,) = browser.find_elements(By.CSS_SELECTOR, "tr.record-row.stale")
+    assert stale.get_attribute("data-record") == filled.plain
+    mark = stale.find_element(By.CSS_SELECTOR, ".stale-mark").text
+    assert mark.startswith("stale its note changed on disk") and "run agent-memory sync" in mark
+    filled.ok("sync")
+    browser.get(base(served) + "/")
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.record-row.stale")
+    row = browser.find_element(By.CSS_SELECTOR, f'tr.record-row[data-record="{filled.plain}"]')
+    assert row.find_element(By.CSS_SELECTOR, ".trust .headline").text.startswith(
+        "No longer current: superseded by mem:"
+    )
+    assert "Deploys happen on Thursdays" in browser.find_element(By.ID, "records").text
+
+
+def test_a_view_older_than_the_notes_is_marked_stale_until_rendered(
+    served: str, browser: WebDriver, filled: Filled
+) -> None:
+    browser.get(served)
+    browser.get(base(served) + "/agent")
+    assert browser.find_elements(By.ID, "current")
+    filled.ok("remember", "The office moves to the fourth floor in June")
+    browser.get(base(served) + "/agent")
+    stale = browser.find_element(By.ID, "stale").text
+    assert "MEMORY.md" in stale and "Run agent-memory render" in stale
+    assert "stale" in browser.find_element(By.ID, "view-stale").text
+    submit(browser, "form.act", None)  # "Render the views now"
+    assert not browser.find_elements(By.ID, "stale") and browser.find_elements(By.ID, "current")
+    assert "fourth floor" in browser.find_element(By.ID, "view").text

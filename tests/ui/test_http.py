@@ -187,3 +187,39 @@ def test_search_shows_recalls_ranking_with_scores_and_reasons(signed_in: TestCli
     shown = re.findall(r'class="record-link" href="/record/(mem:[0-9a-f]{32})"', text)
     assert shown == [r["id"] for r in recalled]
     assert f"{recalled[0]['score']:.3f}" in text and recalled[0]["reasons"][0] in text_of(text)
+
+
+def test_a_note_the_index_has_not_read_is_marked_stale_until_the_next_search(
+    signed_in: TestClient, filled: Filled
+) -> None:
+    from agent_memory.home import Home
+    from agent_memory.records.record import MemoryRecord, Provenance
+    from agent_memory.records.wire import utc_now
+    from agent_memory.ui.browse import INDEX_BEHIND
+
+    late = MemoryRecord.create(
+        type="fact",
+        body="Payroll runs on the 25th",
+        provenance=Provenance(kind="file", ref="pay.md"),
+        created_at=utc_now(),
+    )
+    assert 'id="stale"' not in signed_in.get(f"/record/{filled.plain}").text
+    Home.open(filled.root).store().put(late)  # another program: the notes, not the index or the log
+    page = signed_in.get(f"/record/{late.id}").text
+    assert 'id="stale"' in page and INDEX_BEHIND in text_of(page)
+    assert late.id in signed_in.get("/?q=when+does+payroll+run").text  # the search reads it in
+    assert 'id="stale"' not in signed_in.get(f"/record/{late.id}").text
+
+
+def test_a_view_older_than_the_notes_is_marked_stale_with_what_to_run(
+    signed_in: TestClient, filled: Filled
+) -> None:
+    assert 'id="current"' in signed_in.get("/agent").text
+    filled.ok("remember", "The office moves to the fourth floor in June")
+    page = signed_in.get("/agent").text
+    stale = text_of(page.split('id="stale"')[1].split("</p>")[0])
+    assert "MEMORY.md" in stale and "Run agent-memory render" in stale
+    assert 'id="view-stale"' in page
+    filled.ok("render")
+    again = signed_in.get("/agent").text
+    assert 'id="current"' in again and 'id="stale"' not in again

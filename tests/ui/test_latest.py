@@ -43,3 +43,31 @@ def test_a_change_feed_store_list_follows_its_writes() -> None:
     assert states == {first.record_id: "superseded", second.record_id: "active"}
     memory.archive(second.record_id, "retired")
     assert {r.id: r.state.value for r in latest.current()}[second.record_id] == "archived"
+
+
+def test_a_note_edited_by_hand_reads_as_stale_until_sync_makes_it_a_version(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", filled.env["XDG_CONFIG_HOME"])
+    opened = OpenedMemory.open(filled.root)
+    try:
+        held = {r.id: r for r in opened.latest.current()}
+        assert opened.latest.stale(held) == set()
+        note = filled.root / "notes" / filled.plain.removeprefix("mem:") / "000001.md"
+        note.write_text(note.read_text(encoding="utf-8").replace("Tuesdays", "Thursdays"), encoding="utf-8")
+        assert {r.id: r for r in opened.latest.current()} == held  # not followed: nothing logged
+        assert opened.latest.stale(held) == {filled.plain}
+        filled.ok("sync")
+        after = {r.id: r for r in opened.latest.current()}
+        assert after[filled.plain].state.value == "superseded"
+        assert opened.latest.stale(after) == set()
+    finally:
+        opened.close()
+
+
+def test_a_change_feed_store_has_nothing_stale() -> None:
+    memory = Memory.in_memory()
+    made = memory.remember("Staging runs on db-3", source="test:1")
+    latest = LatestRecords(memory)
+    latest.current()
+    assert latest.stale([made.record_id]) == set()

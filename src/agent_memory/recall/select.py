@@ -61,6 +61,7 @@ __all__ = [
     "approx_tokens",
     "is_stale",
     "lookup_versions",
+    "review_reasons",
     "select",
     "version_as_of",
 ]
@@ -501,7 +502,7 @@ def _unit(
 
 def _member(record: MemoryRecord, score: float, reasons: list[str], scorer: _Scorer) -> RecalledRecord:
     review = scorer.review(record)
-    why = tuple(reasons + _review_reasons(record, review))
+    why = tuple(reasons + review_reasons(record, review))
     return RecalledRecord(record, score, approx_tokens(record), why, review)
 
 
@@ -509,7 +510,12 @@ def _with_reason(item: RecalledRecord, reason: str) -> RecalledRecord:
     return RecalledRecord(item.record, item.score, item.tokens, (*item.reasons, reason), item.review)
 
 
-def _review_reasons(record: MemoryRecord, review: str) -> list[str]:
+def review_reasons(record: MemoryRecord, review: str) -> list[str]:
+    """Return the reasons recall adds for ``record``'s review state and succession, in recall's words.
+
+    ``agent-memory recall`` prints them after each record; the review page shows the same
+    words beside the record (quarantine, rejection, a stale mark, a superseded state value).
+    """
     reasons = []
     if review == "quarantined":
         labels = ", ".join(record.taint or ())

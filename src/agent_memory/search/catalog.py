@@ -35,7 +35,7 @@ from agent_memory.errors import AgentMemoryError, ConfigError, SignatureError, S
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp
 from agent_memory.search.base import Embedder, Hit, SearchIndex
-from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progress, home_signal
+from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progress
 from agent_memory.search.holdings import Holding, Ledger, close_index, fuse, unavailable, write_json
 from agent_memory.search.hybrid import CANDIDATES, HybridIndex
 from agent_memory.search.hybrid import fuse as fuse_rankings
@@ -47,6 +47,7 @@ from agent_memory.search.recipes import (
     SearchSettings,
 )
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.file_tokens import change_signal
 from agent_memory.stores.verified import read_verified
 
 __all__ = ["FULL_CHECK_SECONDS", "IndexCatalog", "Progress"]
@@ -142,7 +143,7 @@ class IndexCatalog:
         """
         folder = cache_dir / "indexes"
         root = getattr(store, "root", None)
-        signal = home_signal(root, cache_dir.parent / "log") if isinstance(root, Path) else None
+        signal = change_signal(root, cache_dir.parent / "log") if isinstance(root, Path) else None
         if embedder is None:
             catalog = cls(store, folder=folder, signal=signal, clock=clock)
             catalog.choose(search or SearchSettings())
@@ -388,6 +389,26 @@ class IndexCatalog:
                 for holding in holdings:
                     found |= holding.unreadable(current)
             return sorted(found)
+
+    def behind(self, record_ids: Iterable[str]) -> set[str]:
+        """Return which of ``record_ids`` an active index holds at another version than the store's now.
+
+        Compares the store's token of each (one ``stat`` for a note) with what every active
+        index last read, refreshing nothing: a record is behind when its note changed, appeared
+        or went since the index read it, until the next refresh (the next recall, at its next
+        full comparison for a note edited in place; ``reindex`` at once).
+        """
+        wanted = sorted(set(record_ids))
+        if not wanted:
+            return set()
+        with self._lock:
+            current = self._fresh.tokens(only=wanted)
+            found: set[str] = set()
+            for name in self._active:
+                for holding in self._holdings_of(name):
+                    found.update(holding.changes(current, partial=True)[0])
+                    found.update(rid for rid in wanted if rid not in current and rid in holding.held)
+            return found
 
     def problems(self) -> list[StoreError | SignatureError]:
         """Return the records that could not be read or do not verify (not indexed), as last seen."""

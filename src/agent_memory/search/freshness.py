@@ -7,9 +7,10 @@ token moved, once each, whatever the number of indexes. A record that no longer 
 verifies is removed from every index (it stops matching by its old text) and reported; a
 record gone from the store is removed; an erasure tombstone is held as "not indexed".
 
-Between full comparisons a *signal* (the notes folder's change time and the log files'
-sizes and change times) lets a refresh return at once: a new or removed note folder, or a
-write by any process that logs, moves it. An edit in place moves neither, so a full
+Between full comparisons a *signal*
+(:func:`~agent_memory.stores.file_tokens.change_signal`: the notes folder's change time and
+the log files' sizes and change times) lets a refresh return at once: a new or removed note
+folder, or a write by any process that logs, moves it. An edit in place moves neither, so a full
 comparison also runs every :data:`FULL_CHECK_SECONDS`, and in every new process at its
 first refresh. Where a full comparison takes long (a ``stat`` per note: seconds at 100,000
 notes on a busy disk), the next one waits until the checks take at most
@@ -32,10 +33,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from agent_memory.errors import RecordNotFound, SignatureError, StoreError
 from agent_memory.records.record import MemoryRecord
@@ -44,7 +43,7 @@ from agent_memory.search.holdings import Holding, Ledger
 from agent_memory.stores.base import ChangeFeed, RecordStore
 from agent_memory.stores.verified import check_version
 
-__all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress", "home_signal"]
+__all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress"]
 
 FULL_CHECK_SECONDS = 5.0
 FULL_CHECK_SHARE = 0.1
@@ -53,24 +52,6 @@ Progress = Callable[[int, int], None]
 """Called with (records read, records to read) while indexes catch up."""
 _CHUNK = 256
 _log = logging.getLogger(__name__)
-
-
-def home_signal(notes: Path, log: Path) -> Callable[[], object]:
-    """Return a cheap callable whose value moves when a note folder is added or removed, or the log grows."""
-
-    def signal() -> object:
-        try:
-            notes_time = os.stat(notes).st_mtime_ns
-        except OSError:
-            notes_time = 0
-        try:
-            with os.scandir(log) as entries:
-                stats = [entry.stat() for entry in entries if entry.is_file()]
-        except OSError:
-            stats = []
-        return (notes_time, max((s.st_mtime_ns for s in stats), default=0), sum(s.st_size for s in stats))
-
-    return signal
 
 
 class Freshness:

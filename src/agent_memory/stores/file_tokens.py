@@ -6,6 +6,9 @@ store (issue 10), so it uses ``DirEntry`` values and strings rather than paths. 
 ``<latest version file name>:<size>:<mtime_ns>``: it moves whenever the latest version file
 is added, replaced or edited in place. :class:`Listings` keeps the version file names of a
 record directory while the directory's own identity (inode, mtime, ctime) is unchanged.
+:func:`change_signal` is cheaper still: one value for the whole Home, which moves when a note
+folder is added or removed or the log grows (recall's freshness and the review page's record
+list both read it between their full comparisons).
 Invariant: no file is opened or read here, and no symbolic link is followed to a directory.
 """
 
@@ -17,9 +20,10 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["RECORD_DIR", "Listings", "all_tokens"]
+__all__ = ["RECORD_DIR", "Listings", "all_tokens", "change_signal"]
 
 RECORD_DIR = re.compile(r"\A[0-9a-f]{32}\Z")
 """The name of a record directory: the 32 hex digits after ``mem:``."""
@@ -58,6 +62,34 @@ def all_tokens(root: Path, version_name: re.Pattern[str]) -> dict[str, str]:
         except (FileNotFoundError, NotADirectoryError):
             continue
     return tokens
+
+
+def change_signal(notes: Path, log: Path) -> Callable[[], object]:
+    """Return a callable whose value moves when a note folder is added or removed, or the log grows.
+
+    The value is the ``notes`` folder's change time and the name, size and change time of
+    every file in ``log``: two ``stat`` calls and one listing, whatever the number of notes.
+    A note edited in place moves neither (callers compare every token now and then for that).
+    An absent folder reads as empty.
+    """
+
+    def signal() -> object:
+        try:
+            notes_time = os.stat(notes).st_mtime_ns
+        except OSError:
+            notes_time = 0
+        files = []
+        try:
+            with os.scandir(log) as entries:
+                for entry in entries:
+                    if entry.is_file():
+                        info = entry.stat()
+                        files.append((entry.name, info.st_size, info.st_mtime_ns))
+        except OSError:
+            files = []
+        return notes_time, tuple(sorted(files))
+
+    return signal
 
 
 class Listings:

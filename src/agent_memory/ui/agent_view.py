@@ -35,7 +35,8 @@ class AgentPage:
             ``index.md``, ``topics/…``).
         chosen: The view shown.
         text: Its text as on disk.
-        stale: The views ``render`` would write differently now (empty: all current).
+        stale: The views older than the notes and the log: those ``render`` would write
+            differently now, or remove (an obsolete topic page); empty when all are current.
         edited: Views edited by hand (render leaves them alone), with why.
         golden: The golden questions' report, or ``None`` when ``golden.yaml`` has none.
         golden_problem: Why ``golden.yaml`` could not be read, or ``""``.
@@ -84,7 +85,9 @@ def agent_page(memory: Memory, chosen: str) -> AgentPage:
             golden = run_golden(memory, questions)
     except AgentMemoryError as exc:
         problem = str(exc)
-    return AgentPage(views, chosen, text, tuple(check.written), edited, golden, problem)
+    # As doctor's views check: a view render would rewrite, or an obsolete one it would remove.
+    stale = tuple(dict.fromkeys((*check.written, *check.removed)))
+    return AgentPage(views, chosen, text, stale, edited, golden, problem)
 
 
 def doctor_page(memory: Memory) -> DoctorReport | None:

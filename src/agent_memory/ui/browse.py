@@ -18,12 +18,13 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, overload
 
 from agent_memory.errors import RecordError
 from agent_memory.governance.review_book import REVIEW_STATES, log_head, one_pass
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.ui.trust import Trust, trust_of
 
 if TYPE_CHECKING:
     from agent_memory.governance.gate import GateView
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from agent_memory.ui.latest import LatestRecords
 
 __all__ = [
+    "INDEX_BEHIND",
+    "NOTE_CHANGED",
     "PAGE_SIZE",
     "Dispute",
     "Filters",
@@ -49,6 +52,17 @@ __all__ = [
 
 PAGE_SIZE = 50
 """Rows per page."""
+NOTE_CHANGED = (
+    "its note changed on disk after the page read it (edited by hand, or by a tool that "
+    "does not log); run agent-memory sync to make the edit a new version, then reload"
+)
+"""A listed record read from the page's list, older than its note (:meth:`LatestRecords.stale`)."""
+INDEX_BEHIND = (
+    "the search index is older than its note (the note changed or appeared after the index last "
+    "read it), so search ranks it by its old text or misses it; run agent-memory sync if it was "
+    "edited by hand, and the next search brings the index up to date"
+)
+"""A record the search index holds at an older version, or not yet (:meth:`IndexCatalog.behind`)."""
 SEARCH_LIMIT = 50
 """At most this many records from one search (``recall --k``)."""
 SEARCH_BUDGET_TOKENS = 100_000
@@ -145,6 +159,8 @@ class Row:
         withdrawn: Why the withdrawal gate hides it, or ``""`` when it is exposed.
         score: Its recall score (searches only).
         reasons: Why recall included it (searches only).
+        trust: Why it is believed or not (:func:`agent_memory.ui.trust.trust_of`).
+        stale: Why what is shown is older than its note, and what to run; ``""`` when current.
     """
 
     record: MemoryRecord
@@ -152,6 +168,8 @@ class Row:
     withdrawn: str = ""
     score: float | None = None
     reasons: tuple[str, ...] = ()
+    trust: Trust | None = None
+    stale: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,24 +237,32 @@ def _browse(
             touch=False,
         )
         notes = result.notes
-        review_of = {item.record.id: str(item.review) for item in result.records}
+        review_of = {item.record.id: item.review for item in result.records}
+        matched = [item for item in result.records if filters.matches(item.record, lambda r: review_of[r.id])]
+        total = len(matched)
+        pages = max(1, -(-total // page_size))
+        start = (min(filters.page, pages) - 1) * page_size
+        shown = matched[start : start + page_size]
+        behind = memory.catalog.behind(item.record.id for item in shown)
         found = [
-            Row(item.record, str(item.review), _withdrawn(view, item.record), item.score, item.reasons)
-            for item in result.records
-            if filters.matches(item.record, lambda r: review_of[r.id])
+            _row(memory, view, item.record, item.review, INDEX_BEHIND if item.record.id in behind else "")
+            for item in shown
         ]
-        total = len(found)
+        found = [
+            replace(row, score=item.score, reasons=item.reasons)
+            for row, item in zip(found, shown, strict=True)
+        ]
     else:
         chosen = _selection(memory, reviews, filters, latest)
         total = len(chosen)
-        start = (min(filters.page, max(1, -(-total // page_size))) - 1) * page_size
-        found = [
-            Row(r, str(reviews.state_of(r)), _withdrawn(view, r)) for r in chosen[start : start + page_size]
-        ]
-    pages = max(1, -(-total // page_size))
-    if filters.q:
+        pages = max(1, -(-total // page_size))
         start = (min(filters.page, pages) - 1) * page_size
-        found = found[start : start + page_size]
+        page_of = chosen[start : start + page_size]
+        changed = latest.stale(r.id for r in page_of)
+        found = [
+            _row(memory, view, r, reviews.state_of(r), NOTE_CHANGED if r.id in changed else "")
+            for r in page_of
+        ]
     namespaces, tags, taints = latest.derived(("vocabulary",), lambda: _words(records))
     return Listing(tuple(found), total, filters, pages, notes, namespaces, tags, taints)
 
@@ -284,6 +310,12 @@ class _Newest(Sequence[MemoryRecord]):
         if isinstance(index, slice):
             return [self._records[-1 - i] for i in range(*index.indices(len(self._records)))]
         return self._records[-1 - index]
+
+
+def _row(memory: Memory, view: GateView, record: MemoryRecord, review: str, stale: str) -> Row:
+    withdrawn = _withdrawn(view, record)
+    trust = trust_of(record, review, withdrawn, home_signer=memory.catalog.home_signer)
+    return Row(record, str(review), withdrawn, trust=trust, stale=stale)
 
 
 def _withdrawn(view: GateView, record: MemoryRecord) -> str:
@@ -341,6 +373,9 @@ class RecordPage:
         salience: ``{"count", "last", "boost"}``: recall touches, the last one (``None``
             when never), and the recall multiplier in [1, 2) they give.
         pending: True for a record waiting in ``proposals/pending`` (not stored yet).
+        trust: Why it is believed or not (:func:`agent_memory.ui.trust.trust_of`).
+        stale: Why the search index is older than its note, and what to run; ``""`` when
+            the index holds this version (:data:`INDEX_BEHIND`).
     """
 
     record: MemoryRecord
@@ -353,6 +388,8 @@ class RecordPage:
     receipts: tuple[dict[str, Any], ...]
     salience: dict[str, Any] = field(default_factory=dict)
     pending: bool = False
+    trust: Trust | None = None
+    stale: str = ""
 
 
 def wire_lines(record: MemoryRecord) -> list[str]:
@@ -383,7 +420,8 @@ def record_page(memory: Memory, reviews: ReviewBook, record_id: str) -> RecordPa
         held = memory.pending.find(record_id)
         if held is None:
             raise
-        return RecordPage(held, "pending", "", (Version(1, held, ()),), (), (), (), (), {}, True)
+        trust = trust_of(held, "pending", home_signer=memory.catalog.home_signer)
+        return RecordPage(held, "pending", "", (Version(1, held, ()),), (), (), (), (), {}, True, trust)
     versions = tuple(
         Version(n, v, version_diff(history[n - 2] if n > 1 else None, v)) for n, v in enumerate(history, 1)
     )
@@ -407,16 +445,19 @@ def record_page(memory: Memory, reviews: ReviewBook, record_id: str) -> RecordPa
             "boost": memory.salience.boost(record.id),
         }
     view = memory.gate.view()
+    review, withdrawn = reviews.state_of(record), _withdrawn(view, record)
     return RecordPage(
         record,
-        str(reviews.state_of(record)),
-        _withdrawn(view, record),
+        str(review),
+        withdrawn,
         versions,
         tuple(partners),
         _controls_of(memory, record),
         events,
         receipts,
         salience,
+        trust=trust_of(record, review, withdrawn, home_signer=memory.catalog.home_signer),
+        stale=INDEX_BEHIND if memory.catalog.behind([record.id]) else "",
     )
 
 

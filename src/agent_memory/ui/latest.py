@@ -13,7 +13,9 @@ then on each request reads only what changed since, found the cheapest way the s
   the library logs the ids it wrote, in any process) and the note folders that appeared are
   read again. A note edited in place by hand neither logs nor adds a folder: the page shows it
   once ``agent-memory sync`` has turned it into a record (which logs), as recall's indexes do
-  between their periodic full checks.
+  between their periodic full checks. Until then :meth:`LatestRecords.stale` names it: the
+  version token of each note (a ``stat``) is kept as it was when the note was read, and
+  compared with the note's token now for the few records a page shows.
 
 Invariants: what :meth:`LatestRecords.current` returns is the latest readable version of every
 record as of the call (up to hand edits not yet synced), by ``(created_at, id)``;
@@ -27,11 +29,11 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.stores.base import ChangeFeed
+from agent_memory.stores.file_tokens import change_signal
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -62,13 +64,14 @@ class LatestRecords:
         self._seq = 0
         self._signal: object = None
         self._folders: set[str] = set()
+        self._tokens: dict[str, str] = {}
         self.version = 0
         """Moves whenever the records held change (callers cache what they derive by it)."""
         self._derived: OrderedDict[Hashable, Any] = OrderedDict()
         home = getattr(memory, "home", None)
         self._home_signal: Callable[[], object] | None = None
         if home is not None and not isinstance(memory.store, ChangeFeed):
-            self._home_signal = _signal(home.root / "notes", home.root / "log")
+            self._home_signal = change_signal(home.root / "notes", home.root / "log")
 
     def current(self) -> list[MemoryRecord]:
         """Return the latest readable version of every record, by ``(created_at, id)``.
@@ -88,6 +91,21 @@ class LatestRecords:
             if self._sorted is None:
                 self._sorted = sorted(self._records.values(), key=lambda r: (r.created_at, r.id))
             return self._sorted
+
+    def stale(self, record_ids: Iterable[str]) -> set[str]:
+        """Return which of ``record_ids`` the list holds from a note that changed since it was read.
+
+        A Home's note edited in place (by hand, or by a tool that does not log) until
+        ``agent-memory sync`` makes the edit a record; a note removed by hand. One ``stat``
+        per id. A store that numbers its writes has none: :meth:`current` has read them all.
+        """
+        if self._home_signal is None:
+            return set()
+        wanted = sorted(set(record_ids))
+        with self._lock:
+            held = {rid: self._tokens.get(rid) for rid in wanted}
+        now = self._tokens_of(wanted)
+        return {rid for rid in wanted if held[rid] is not None and now.get(rid) != held[rid]}
 
     def derived(self, key: Hashable, build: Callable[[], T]) -> T:
         """Return ``build()``, worked out once until the records held change (kept per ``key``).
@@ -119,6 +137,8 @@ class LatestRecords:
         if self._home_signal is not None:
             self._signal = self._home_signal()
             self._folders = self._note_folders()
+            # Before the notes are read: a note changed meanwhile reads as stale, never as fresh.
+            self._tokens = self._tokens_of(None)
         records = self._memory.catalog.readable_records()
         self._records = {r.id: r for r in records}
         self._loaded = True
@@ -159,9 +179,19 @@ class LatestRecords:
         except OSError:
             return set()
 
+    def _tokens_of(self, record_ids: list[str] | None) -> dict[str, str]:
+        tokens = getattr(self._memory.store, "version_tokens", None)
+        if not callable(tokens):
+            return {}
+        found: dict[str, str] = tokens(record_ids) if record_ids is not None else tokens()
+        return found
+
     def _reread(self, record_ids: Iterable[str]) -> None:
         changed = False
-        for record_id in record_ids:
+        ids = sorted(record_ids)
+        if self._home_signal is not None and ids:
+            self._tokens.update(self._tokens_of(ids))
+        for record_id in ids:
             try:
                 record = self._memory.store.get(record_id)
             except (RecordNotFound, StoreError):
@@ -177,23 +207,3 @@ class LatestRecords:
         self._sorted = None
         self._derived.clear()
         self.version += 1
-
-
-def _signal(notes: Path, log: Path) -> Callable[[], object]:
-    """Return a callable whose value moves when a note folder is added or removed, or the log grows."""
-
-    def signal() -> object:
-        try:
-            notes_time = os.stat(notes).st_mtime_ns
-        except OSError:
-            notes_time = 0
-        try:
-            with os.scandir(log) as entries:
-                files = sorted(
-                    (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries if e.is_file()
-                )
-        except OSError:
-            files = []
-        return notes_time, tuple(files)
-
-    return signal

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_memory.memory import Memory
     from agent_memory.ui.browse import Dispute
     from agent_memory.ui.latest import LatestRecords
+    from agent_memory.ui.trust import Trust
 
 __all__ = ["Proposal", "ReviewPage", "review_page"]
 
@@ -58,6 +59,7 @@ class ReviewPage:
         stats: ``{"accepted", "declined", "reverted", "regret_rate"}``.
         promotions: Pending promotion proposals.
         unavailable: Why proposals cannot be listed here (no Home, unreadable file), or ``""``.
+        trust: Why each listed record (queue items, dispute sides) is believed or not, by id.
     """
 
     queue: ReviewQueue
@@ -67,6 +69,7 @@ class ReviewPage:
     stats: dict[str, Any] = field(default_factory=dict)
     promotions: tuple[PromotionProposal, ...] = ()
     unavailable: str = ""
+    trust: dict[str, Trust] = field(default_factory=dict)
 
     def backlog(self) -> list[tuple[str, int]]:
         """Return ``(what, how many)`` of everything that waits for a person, for the backlog chart."""
@@ -93,15 +96,36 @@ def review_page(memory: Memory, reviews: ReviewBook, latest: LatestRecords) -> R
     queue = review_queue(memory, records=latest.current())
     open_disputes = tuple(disputes(latest.current(), reviews))
     stats = review_stats(memory.log)
+    trust = _trust(memory, reviews, queue, open_disputes)
     if memory.home is None:
         why = "maintenance proposals and promotions live in a Home's files; this memory is a database"
-        return ReviewPage(queue, open_disputes, stats=stats, unavailable=why)
+        return ReviewPage(queue, open_disputes, stats=stats, unavailable=why, trust=trust)
     try:
         branches = _proposals(memory)
         promotions = tuple(memory.promotions(status="pending-review"))
     except AgentMemoryError as exc:
-        return ReviewPage(queue, open_disputes, stats=stats, unavailable=str(exc))
-    return ReviewPage(queue, open_disputes, branches, _accepted(memory), stats, promotions)
+        return ReviewPage(queue, open_disputes, stats=stats, unavailable=str(exc), trust=trust)
+    return ReviewPage(queue, open_disputes, branches, _accepted(memory), stats, promotions, trust=trust)
+
+
+def _trust(
+    memory: Memory, reviews: ReviewBook, queue: ReviewQueue, open_disputes: tuple[Dispute, ...]
+) -> dict[str, Trust]:
+    from agent_memory.ui.trust import trust_of
+
+    view, signer = memory.gate.view(), memory.catalog.home_signer
+    found = {
+        item.record.id: trust_of(
+            item.record, "pending" if item.queue == "pending" else item.review, home_signer=signer
+        )
+        for item in queue.items
+    }
+    for dispute in open_disputes:
+        for side in dispute.sides:
+            exposure = view.check(side)
+            withdrawn = "" if exposure.exposed else exposure.reason
+            found[side.id] = trust_of(side, reviews.state_of(side), withdrawn, home_signer=signer)
+    return found
 
 
 def _proposals(memory: Memory) -> tuple[tuple[str, tuple[Proposal, ...]], ...]:
