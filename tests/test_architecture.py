@@ -63,6 +63,8 @@ FRONT_END_ADAPTER_MODULES = frozenset(
         "agent_memory.stores.files",
         # The review page follows a Home's notes and log by the one change signal recall reads.
         "agent_memory.stores.file_tokens",
+        # The review page says a signature verifies only after the one verified check says so.
+        "agent_memory.stores.verified",
     }
 )
 
