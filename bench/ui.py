@@ -251,7 +251,8 @@ A filter's list is worked out once, at its first page ({first["episodes"]:,.0f} 
 until a write or a review moves the records or the log; the other pages of it only slice.
 Cold: opening the Home {run["open_s"]:.1f} s; the first page {run["cold_browse_ms"]:,.0f} ms (every
 note read and verified once into the page's record list, then kept in step through the log and
-the notes folder); the first search {run["cold_search_ms"]:,.0f} ms (the index opened).
+the notes folder); the first search {run["cold_search_ms"]:,.0f} ms (the index opened, and every
+note's version token compared with it once, as at the first recall of every process).
 Machine: {machine()}.
 """
 

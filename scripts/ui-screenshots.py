@@ -67,6 +67,8 @@ def main() -> None:
     old = cli("list", "--subject", "host:staging").split()[0]
     cli("consolidate")
     cli("render")
+    # Remembered after the render, so "What the agent sees" shows the stale mark on MEMORY.md.
+    cli("remember", "The office moves to the fourth floor in June", "--source", "all-hands-12-01")
     process = subprocess.Popen(  # noqa: S603 - our own command
         [COMMAND, "ui", "--home", str(home), "--no-browser"], stderr=subprocess.PIPE, text=True, env=env
     )
