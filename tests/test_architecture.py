@@ -54,6 +54,8 @@ FRONT_END_ADAPTER_MODULES = frozenset(
         "agent_memory.stores.base",
         "agent_memory.stores.urls",
         "agent_memory.log.base",
+        # The one reading of a log's head that all of a page's reads share (one_pass, log_head).
+        "agent_memory.log.fold",
         "agent_memory.search.base",
         "agent_memory.search.recipes",
         "agent_memory.search.holdings",

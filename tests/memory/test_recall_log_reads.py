@@ -3,8 +3,8 @@ still sees every withdrawal and review logged before it."""
 
 from __future__ import annotations
 
-from agent_memory.governance.review_book import log_head, one_pass
 from agent_memory.log.base import LogEntry
+from agent_memory.log.fold import log_head, one_pass
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
 from agent_memory.search.catalog import IndexCatalog

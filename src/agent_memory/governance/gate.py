@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 from agent_memory.errors import LogError, RecordError, RecordNotFound, StoreError
 from agent_memory.governance.controls import ControlState, WithdrawalControl, resolve
-from agent_memory.governance.review_book import log_head
 from agent_memory.log.anchor import HeadWitness
-from agent_memory.log.base import GENESIS, LogEntry, OperationLog
+from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.log.fold import LogFold
 from agent_memory.log.jsonl import JsonlLog
 from agent_memory.records.record import RECORD_ID_PATTERN, MemoryRecord
 from agent_memory.stores.base import RecordStore
@@ -205,12 +205,13 @@ class Gate:
         self._store = store
         self._witness = witness
         self._lock = threading.Lock()
-        self._seen = 0
-        self._digest = GENESIS
         self._entries: list[tuple[LogEntry, WithdrawalControl]] = []
         self._state = ControlState()
+        self._resolved = True  # whether _state resolves _entries
         self._view: GateView | None = None
         self._standing: tuple[object, str | None] | None = None
+        # Every entry is checked to link to the one before (the gate fails closed).
+        self._fold = LogFold(log, self._step, restart=self._forget, verify=True)
 
     def entries(self) -> list[tuple[LogEntry, WithdrawalControl]]:
         """Return every control with the log event that holds it, in log (causal) order.
@@ -283,53 +284,26 @@ class Gate:
 
     def _catch_up(self) -> LogEntry | None:
         with self._lock:
-            head = log_head(self._log)
-            if (
-                head is None
-                or head.seq < self._seen
-                or (head.seq == self._seen and head.digest != self._digest)
-            ):
-                self._forget()  # the log moved under us (cut, restored, rewritten): read it again
-            if head is None or head.seq <= self._seen:
-                return head
-            known = len(self._entries)
-            if not self._read(self._seen, head.seq):
-                self._forget()
-                self._read(0, head.seq)
-            if len(self._entries) != known or not known:
-                self._state = resolve([control for _, control in self._entries])
-            # A new record may be a missing ancestor of an older one: judge afresh.
-            self._view = None
+            head, moved = self._fold.catch_up()
+            if not self._resolved:
+                self._state, self._resolved = resolve([control for _, control in self._entries]), True
+            if moved:
+                # A new record may be a missing ancestor of an older one: judge afresh.
+                self._view = None
             return head
 
-    def _read(self, seen: int, until: int) -> bool:
-        """Read the entries after ``seen`` up to ``until``; False when the first does not follow ``seen``.
+    def _step(self, entry: LogEntry) -> None:
+        """Fold one log entry: keep it when it holds a control.
 
         Raises:
-            LogError: From the start of the log, an entry that does not link to the one before
-                it (a line edited, removed or inserted without the chain recomputed), or a
-                malformed control.
+            LogError: A control event whose details are not a valid control (naming its seq).
         """
-        for entry in self._log.entries(since_seq=seen):
-            if entry.seq > until:
-                break  # appended after the head this read is judged at
-            if entry.prev != self._digest:
-                if seen and entry.seq == seen + 1:
-                    return False
-                raise LogError(
-                    f"log entry {entry.seq} does not follow the entry before it (its prev differs): "
-                    "a line was edited, removed or inserted",
-                    hint="the gate fails closed: nothing is exposed until the log is restored "
-                    "(agent-memory log --verify names the line)",
-                )
-            if entry.action in CONTROL_ACTIONS:
-                self._entries.append((entry, _control_of(entry)))
-            self._seen, self._digest = entry.seq, entry.digest
-        return True
+        if entry.action in CONTROL_ACTIONS:
+            self._entries.append((entry, _control_of(entry)))
+            self._resolved = False
 
     def _forget(self) -> None:
-        self._seen, self._digest, self._entries = 0, GENESIS, []
-        self._state, self._view = ControlState(), None
+        self._entries, self._state, self._resolved, self._view = [], ControlState(), True, None
 
     def _refuse_if_cut(self, head: LogEntry | None) -> None:
         """Raise while the log no longer holds a checkpoint the witness signed (cached per file and head)."""

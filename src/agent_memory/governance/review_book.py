@@ -20,17 +20,14 @@ A record has two independent review axes, so one mark never undoes the other:
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.log.fold import LogFold
 from agent_memory.records.record import MemoryRecord
 
-__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "is_stale", "log_head", "one_pass"]
+__all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "is_stale"]
 
 # verdict word in an event -> (axis, value it sets; "" removes the mark on that axis)
 VERDICTS = {
@@ -40,45 +37,6 @@ VERDICTS = {
     "clear": ("currency", ""),
 }
 REVIEW_STATES = ("rejected", "quarantined", "stale", "approved", "none")
-# The active pass: the log heads read in it, by ``id`` of the log (the log is kept alongside,
-# so its id cannot be reused while the pass lasts).
-_PASS: ContextVar[dict[int, tuple[OperationLog, LogEntry | None]] | None] = ContextVar(
-    "agent_memory_review_pass", default=None
-)
-
-
-@contextmanager
-def one_pass() -> Iterator[None]:
-    """Within this block every :class:`ReviewBook` and :func:`log_head` read a log's head once.
-
-    A recall asks for the review state of each candidate; without this, each question would
-    first check the log's head (a file read for a Home, a round trip for PostgreSQL). Inside
-    one pass the answers come from one consistent reading of the log, as of the first
-    question. A pass opened inside another is the same pass. Only reads belong in a pass: a
-    write inside it would not be seen by later questions of the same pass.
-    """
-    if _PASS.get() is not None:
-        yield
-        return
-    token = _PASS.set({})
-    try:
-        yield
-    finally:
-        _PASS.reset(token)
-
-
-def log_head(log: OperationLog) -> LogEntry | None:
-    """Return ``log.last()``; inside :func:`one_pass`, read once per log for the whole pass.
-
-    Raises:
-        LogError: As ``log.last()`` does.
-    """
-    heads = _PASS.get()
-    if heads is None:
-        return log.last()
-    if id(log) not in heads:
-        heads[id(log)] = (log, log.last())
-    return heads[id(log)][1]
 
 
 class ReviewState(str):
@@ -104,18 +62,15 @@ class _Marks:
 
 
 class ReviewBook:
-    """Reads review verdicts from a log, incrementally (only entries it has not seen yet).
+    """Reads review verdicts from a log, incrementally (only entries it has not seen yet; :class:`.LogFold`).
 
     Args:
         log: The operation log holding ``review`` events.
     """
 
     def __init__(self, log: OperationLog) -> None:
-        self._log = log
-        self._lock = threading.Lock()
-        self._seen = 0
         self._marks: dict[str, _Marks] = {}
-        self._pass: object | None = None
+        self._fold = LogFold(log, self._step, restart=self._marks.clear)
 
     @staticmethod
     def check_verdict(verdict: str) -> None:
@@ -146,25 +101,18 @@ class ReviewBook:
         return ReviewState(word, stale=marks.stale)
 
     def _catch_up(self) -> None:
-        current = _PASS.get()
-        with self._lock:
-            if current is not None and current is self._pass:
-                return
-            self._pass = current
-            head = log_head(self._log)
-            if head is None or head.seq <= self._seen:
-                return
-            for entry in self._log.entries(since_seq=self._seen):
-                if entry.action == "review" and entry.record_ids:
-                    verdict = str(entry.details.get("verdict", ""))
-                    if verdict in VERDICTS:
-                        axis, value = VERDICTS[verdict]
-                        marks = self._marks.setdefault(entry.record_ids[0], _Marks())
-                        if axis == "approval":
-                            marks.approval = value
-                        else:
-                            marks.stale = bool(value)
-                self._seen = entry.seq
+        self._fold.catch_up()
+
+    def _step(self, entry: LogEntry) -> None:
+        if entry.action == "review" and entry.record_ids:
+            verdict = str(entry.details.get("verdict", ""))
+            if verdict in VERDICTS:
+                axis, value = VERDICTS[verdict]
+                marks = self._marks.setdefault(entry.record_ids[0], _Marks())
+                if axis == "approval":
+                    marks.approval = value
+                else:
+                    marks.stale = bool(value)
 
 
 def is_stale(review: str) -> bool:

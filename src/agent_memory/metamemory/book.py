@@ -43,7 +43,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.errors import RecordError, RecordNotFound
-from agent_memory.log.base import OperationLog
+from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.log.fold import LogFold
 from agent_memory.metamemory.events import (
     ATTRIBUTION_CONFIDENCES,
     OUTCOMES,
@@ -76,7 +77,6 @@ _EVENT_ID = re.compile(r"\A(memret|memout|memfb|mempolicy)-(\d{4}-\d{2}-\d{2})-(
 
 @dataclass
 class _Index:
-    seen: int = 0
     retrievals: dict[str, RetrievalRecord] = field(default_factory=dict)
     outcomes: dict[str, OutcomeRecord] = field(default_factory=dict)
     feedback: dict[str, FeedbackEvent] = field(default_factory=dict)
@@ -103,6 +103,7 @@ class Metamemory:
         self.proposals = proposals
         self._lock = threading.RLock()
         self._index = _Index()
+        self._fold = LogFold(log, self._step, restart=self._start_over, in_pass=False)
 
     @classmethod
     def for_log(cls, log: OperationLog, exists: Callable[[str], bool]) -> Metamemory:
@@ -362,22 +363,23 @@ class Metamemory:
 
     def _catch_up(self) -> None:
         with self._lock:
-            head = self._log.last()
-            if head is None or head.seq <= self._index.seen:
-                return
-            for entry in self._log.entries(since_seq=self._index.seen):
-                self._index.seen = entry.seq
-                match = _EVENT_ID.match(entry.record_ids[0]) if entry.record_ids else None
-                if str(entry.action) not in _ACTIONS or match is None:
-                    continue
-                key = (match[1], match[2])
-                self._index.ordinals[key] = max(self._index.ordinals[key], int(match[3]))
-                if entry.action == "retrieval":
-                    self._index.retrievals[match[0]] = retrieval_from(entry)
-                elif entry.action == "outcome":
-                    self._index.outcomes[match[0]] = outcome_from(entry)
-                elif entry.action == "feedback":
-                    event = feedback_from(entry)
-                    self._index.feedback[match[0]] = event
-                    for record_id in event.memory_item_ids:
-                        self._index.by_record.setdefault(record_id, []).append(event)
+            self._fold.catch_up()
+
+    def _start_over(self) -> None:
+        self._index = _Index()
+
+    def _step(self, entry: LogEntry) -> None:
+        match = _EVENT_ID.match(entry.record_ids[0]) if entry.record_ids else None
+        if str(entry.action) not in _ACTIONS or match is None:
+            return
+        key = (match[1], match[2])
+        self._index.ordinals[key] = max(self._index.ordinals[key], int(match[3]))
+        if entry.action == "retrieval":
+            self._index.retrievals[match[0]] = retrieval_from(entry)
+        elif entry.action == "outcome":
+            self._index.outcomes[match[0]] = outcome_from(entry)
+        elif entry.action == "feedback":
+            event = feedback_from(entry)
+            self._index.feedback[match[0]] = event
+            for record_id in event.memory_item_ids:
+                self._index.by_record.setdefault(record_id, []).append(event)

@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.review_book import is_stale, one_pass
+from agent_memory.governance.review_book import is_stale
+from agent_memory.log.fold import one_pass
 from agent_memory.recall.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
 from agent_memory.records.record import Kind, MemoryRecord, State
 from agent_memory.records.wire import format_timestamp
@@ -249,7 +250,7 @@ def select(
         now: The clock recency is measured from (aware).
         boost: Salience multiplier by id (``1 + n/(n+5)``, in [1, 2)).
         review_of: The review state of a record (see :mod:`agent_memory.governance.review_book`); asked
-            inside :func:`~agent_memory.governance.review_book.one_pass`, so a review book reads its log once.
+            inside :func:`~agent_memory.log.fold.one_pass`, so a review book reads its log once.
         withheld: Whether an id ``version_of`` gave no version for is withdrawn (counted as
             such in the notes, never shown), rather than unreadable or erased.
         recency_half_life_days: Days after which recency halves (seed 001: 30); ``None``

@@ -13,7 +13,7 @@ import dataclasses
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from agent_memory.governance.review_book import one_pass
+from agent_memory.log.fold import one_pass
 from agent_memory.recall.select import (
     CANDIDATES_PER_INDEX,
     RecallQuery,

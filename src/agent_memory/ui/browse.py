@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, overload
 
 from agent_memory.errors import RecordError
-from agent_memory.governance.review_book import REVIEW_STATES, log_head, one_pass
+from agent_memory.governance.review_book import REVIEW_STATES
+from agent_memory.log.fold import log_head, one_pass
 from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
 from agent_memory.ui.trust import Trust, trust_of
 
