@@ -19,12 +19,15 @@ plugin's pure ``analyze_string`` so no process-wide settings are touched. Its en
 flag ordinary words, its keyword plugin is made for source code and its IP plugin flags
 addresses that are not credentials, so those are left out. A plugin may report only part of
 a token (``GitHubTokenDetector`` yields the ``ghp`` prefix), so every finding is widened to
-the whole token around it. Our own patterns add what the library lacks: whole PEM private-key
-blocks (the library sees only the header), Google API keys, and the LLM providers' keys that
-people paste into an agent's chat most often (OpenAI ``sk-…``/``sk-proj-…``, Anthropic
-``sk-ant-…``, Hugging Face ``hf_…``, Slack ``xox?-…``, Stripe ``sk_live_…``/``rk_live_…``) and
-``NAME_API_KEY=value`` assignments; each counts only when what follows its prefix mixes
-digits and letters as a generated key does, so ordinary words are never refused.
+the whole token around it. The library is imported only for a line that one of its plugins'
+patterns matches (:mod:`.secret_patterns`, a verbatim copy checked against it): an ordinary
+sentence is screened without paying ~0.1 s for its import. Our own patterns add what the
+library lacks: whole PEM private-key blocks (the library sees only the header), Google API
+keys, and the LLM providers' keys that people paste into an agent's chat most often (OpenAI
+``sk-…``/``sk-proj-…``, Anthropic ``sk-ant-…``, Hugging Face ``hf_…``, Slack ``xox?-…``,
+Stripe ``sk_live_…``/``rk_live_…``) and ``NAME_API_KEY=value`` assignments; each counts only
+when what follows its prefix mixes digits and letters as a generated key does, so ordinary
+words are never refused.
 
 Invariant: the secret never appears in an error, a log event or a stored byte; only its kind
 and position do.
@@ -39,6 +42,7 @@ from functools import cache
 from typing import Any
 
 from agent_memory.errors import ConfigError, ScreenError
+from agent_memory.governance.secret_patterns import PATTERNS, may_hold_secret
 
 __all__ = [
     "ON_DETECT",
@@ -237,6 +241,9 @@ def find_secrets(text: str) -> list[SecretFinding]:
     found: list[SecretFinding] = []
     offset = 0
     for line in text.splitlines(keepends=True):
+        if not may_hold_secret(line):  # no plugin pattern matches: the library would find nothing
+            offset += len(line)
+            continue
         for kind, plugin in _plugins():
             for value in set(plugin.analyze_string(line)):
                 if not value:
@@ -324,7 +331,20 @@ def _plugins() -> tuple[tuple[str, Any], ...]:
     missing = sorted(set(_PLUGINS) - set(classes))
     if missing:  # a detect-secrets release that renamed a plugin must not narrow screening silently
         raise ImportError(f"detect-secrets lacks the plugins {missing}; agent-memory pins 1.5.0")
-    return tuple((kind, classes[name]()) for name, kind in _PLUGINS.items())
+    plugins = tuple((kind, classes[name]()) for name, kind in _PLUGINS.items())
+    # The pre-screen skips the library on lines its table does not match: a release whose
+    # patterns differ from the table would narrow screening silently, so it is refused.
+    changed = sorted(
+        name
+        for (_, plugin), name in zip(plugins, _PLUGINS, strict=True)
+        if tuple((p.pattern, p.flags & ~re.UNICODE) for p in plugin.denylist) != PATTERNS.get(name)
+    )
+    if changed:
+        raise ImportError(
+            f"the patterns of the detect-secrets plugins {changed} differ from"
+            " agent_memory.governance.secret_patterns; agent-memory pins 1.5.0"
+        )
+    return plugins
 
 
 def _widen(line: str, start: int, end: int) -> tuple[int, int]:
