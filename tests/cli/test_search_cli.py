@@ -171,6 +171,7 @@ def test_status_shows_a_lagging_index_until_recall_refreshes_it(cli: Cli) -> Non
             "indexed": 3,
             "records": 4,
             "stale": 1,
+            "waiting": 0,
             "dirty": True,
         }
     ]

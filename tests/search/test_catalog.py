@@ -6,14 +6,14 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agent_memory.errors import ConfigError, StoreError
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import embedders
-from agent_memory.search.base import Vectors, inputs_digest, version_digest
+from agent_memory.search.base import inputs_digest, version_digest
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.fts import FtsIndex
@@ -22,6 +22,9 @@ from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSetti
 from agent_memory.search.vectors import VectorIndex
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 TEXTS = [
@@ -299,6 +302,7 @@ def test_status_counts_records_another_writer_added(tmp_path: Path, store: FileS
             "indexed": 4,
             "records": 6,
             "stale": 2,
+            "waiting": 0,
             "dirty": True,
         }
     ]

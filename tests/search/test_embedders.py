@@ -161,6 +161,13 @@ def test_the_default_embedder_is_minilm_when_the_extra_is_installed(minilm: Mini
     assert isinstance(default_embedder(), MiniLMEmbedder)
 
 
+def test_minilm_loads_its_model_on_the_first_embed_not_when_made(minilm: MiniLMEmbedder) -> None:
+    made = MiniLMEmbedder(model_path=minilm._model_path, tokenizer_path=minilm._tokenizer_path)
+    assert not made.loaded  # a vector index over it is "cold": writes leave it to the next query
+    made.embed(["a question"])
+    assert made.loaded
+
+
 def test_custom_model_files_get_a_version_from_their_contents(minilm: MiniLMEmbedder) -> None:
     custom = MiniLMEmbedder(model_path=minilm._model_path, tokenizer_path=minilm._tokenizer_path)
     assert re.fullmatch(r"onnx-int8-[0-9a-f]{8}/256", custom.version)

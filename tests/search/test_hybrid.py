@@ -5,15 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex, Vectors
+from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import CANDIDATES, MINMAX_FLOOR, HybridIndex, fuse
 from agent_memory.search.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

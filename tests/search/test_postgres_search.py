@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import psycopg
@@ -21,7 +22,7 @@ from test_index_contract import NASTY
 from agent_memory.errors import StoreError
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import postgres
-from agent_memory.search.base import Hit, Vectors, document_text
+from agent_memory.search.base import Hit, document_text
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder, normalise_rows
 from agent_memory.search.postgres import PgTextIndex, PgVectorIndex
 from agent_memory.search.postgres_text import (
@@ -34,6 +35,9 @@ from agent_memory.search.postgres_text import (
 )
 from pg import PgSchema, PostgresCluster, shared_cluster
 from pg_indexes import drop_schema, require_pgvector
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

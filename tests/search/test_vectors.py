@@ -7,14 +7,18 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.search.base import SearchIndex, Vectors, inputs_digest, version_digest
+from agent_memory.search.base import SearchIndex, inputs_digest, version_digest
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.vectors import VectorIndex, text_hash
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -415,13 +415,19 @@ def _catalog(home: Home) -> Any:
 def index_state(entry: Mapping[str, Any], *, readable: str = "record(s)") -> str:
     """Word one entry of :meth:`~agent_memory.search.catalog.IndexCatalog.status` for a person.
 
-    ``doctor`` and ``status`` both print it: ``behind the notes`` or ``clean``, the readable
-    records (counted as ``readable``), the records indexed and, when stale, how many moved.
+    ``doctor`` and ``status`` both print it: ``behind the notes``, ``waiting for the next
+    recall`` (only versions written while its model was not loaded are missing: a CLI
+    ``remember`` leaves its vectors to the next query) or ``clean``, the readable records
+    (counted as ``readable``), the records indexed and, when stale, how many moved.
     """
-    state = "behind the notes" if entry["dirty"] else "clean"
+    waiting = entry.get("waiting", 0)
+    moved = entry["stale"] - waiting
+    state = "behind the notes" if entry["dirty"] else "waiting for the next recall" if waiting else "clean"
     text = f"{state}, {entry['records']} readable {readable}, {entry['indexed']} indexed"
-    if entry["stale"]:
-        text += f"; {entry['stale']} record(s) added, changed or removed since its last update"
+    if moved:
+        text += f"; {moved} record(s) added, changed or removed since its last update"
+    if waiting:
+        text += f"; {waiting} record(s) written since its model was last loaded"
     return text
 
 

@@ -16,10 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from agent_memory.records.record import MemoryRecord
 
@@ -29,13 +26,19 @@ __all__ = [
     "IndexInputs",
     "Recipe",
     "SearchIndex",
-    "Vectors",
     "document_text",
     "inputs_digest",
     "version_digest",
 ]
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    # Under TYPE_CHECKING only: numpy is paid for by vector work alone (a `remember` in a CLI
+    # process never imports it; issue 24 item 3), so importers name it under TYPE_CHECKING too.
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors: TypeAlias = npt.NDArray[np.float32]
+    """float32 × (rows, dimensions): what an :class:`Embedder` returns."""
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -274,7 +274,11 @@ class IndexCatalog:
             return self._fresh.catch_up(self._fresh.tokens(), progress)
 
     def written(self, records: Iterable[MemoryRecord]) -> None:
-        """Index versions this process just wrote (so a recall right after finds them)."""
+        """Index versions this process just wrote (so a recall right after finds them).
+
+        A vector index whose model is not loaded yet gets them at the next :meth:`query` or
+        :meth:`refresh` instead (:mod:`.freshness`, "Deferred"): a write never loads a model.
+        """
         with self._lock:
             self._fresh.written(records)
 
@@ -304,10 +308,14 @@ class IndexCatalog:
             now: When the question is asked: a hybrid reads the dates the question names
                 ("four weeks ago") against it (:mod:`.dates`); ``None``: the hybrid's clock.
 
+        Versions this process wrote while an index was cold are indexed first, so every
+        index answers over them.
+
         Raises:
             ConfigError: A name in ``recipes`` is not open.
         """
         with self._lock:
+            self._fresh.settle()
             names = self._check_open(recipes) if recipes is not None else self._active
             return [self._query_one(name, text, k, now) for name in names]
 
@@ -318,18 +326,30 @@ class IndexCatalog:
 
         Each entry: ``name``, ``kind``, ``active``, ``indexed`` (records it holds), ``records``
         (readable records in the store), ``stale`` (records added, changed or removed since
-        it was brought up to date) and ``dirty`` (stale, or its contents disagree with the ledger).
+        it was brought up to date), ``waiting`` (of those, in an index whose model is not loaded
+        in this process, the versions another index of the Home already holds: written while the
+        model was not loaded, :mod:`.freshness` "Deferred"; the next query indexes them) and
+        ``dirty`` (stale beyond ``waiting``, or its contents disagree with the ledger).
         """
         with self._lock:
             current = self._fresh.tokens()
+            indexed_now = {
+                rid
+                for holding in self._holdings.values()
+                for rid, (token, version) in holding.held.items()
+                if version is not None and current.get(rid) == token
+            }
             out = []
             for name in self._specs:
                 stale: set[str] = set()
+                waiting: set[str] = set()
                 unread: set[str] = set()
                 off = False
                 for holding in self._holdings_of(name):
                     changed, vanished = holding.changes(current)
                     stale.update(changed, vanished)
+                    if holding.cold:  # its model is not loaded here: a write left these to a query
+                        waiting.update(rid for rid in changed if rid in indexed_now)
                     unread |= holding.unreadable(current)
                     off = off or holding.digest() != holding.index.inputs().digest
                 view = self._view(name)
@@ -341,7 +361,8 @@ class IndexCatalog:
                         "indexed": view.inputs().count,
                         "records": len(current) - len(unread),
                         "stale": len(stale),
-                        "dirty": bool(stale) or off,
+                        "waiting": len(waiting),
+                        "dirty": bool(stale - waiting) or off,
                     }
                 )
             return out

@@ -11,30 +11,33 @@
 Invariant: ``embed(texts)`` returns shape ``(len(texts), dimensions)``, float32, each row of
 L2 norm 1 or all zero, and a text's vector never depends on the other texts of its batch, so
 a vector cached under the text's hash is the vector the embedder would give again.
+
+Importing this module and constructing an embedder import neither numpy nor onnxruntime
+(each function that computes imports numpy itself): a process that never embeds, such as a
+``remember`` in the CLI whose vectors wait for the next query, does not pay for them
+(issue 24 item 3).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import json
 import logging
 import re
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.search.base import Embedder, Vectors
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from agent_memory.search.base import Embedder, Vectors
 
 __all__ = [
     "EmbeddingError",
@@ -67,6 +70,8 @@ class EmbeddingError(AgentMemoryError):
 
 def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
     """Return a 2-d ``matrix`` as float32, every non-zero row scaled to L2 norm 1 (zero rows stay zero)."""
+    import numpy as np
+
     rows = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     out = np.zeros_like(rows)
@@ -101,6 +106,8 @@ class HashEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return float32 × (len(texts), dimensions), rows of norm 1 or zero."""
+        import numpy as np
+
         out = np.zeros((len(texts), self._dimensions), dtype=np.float64)
         for row, text in enumerate(texts):
             for token in _TOKEN.findall(text.lower()):
@@ -111,10 +118,22 @@ class HashEmbedder:
 
 
 def _installed_file(distribution: str, relative: str) -> Path | None:
-    """Return a file inside an installed distribution without importing it, or ``None``."""
+    """Return a file inside an installed distribution without importing it, or ``None``.
+
+    ``relative`` starts with the distribution's top-level package, which :mod:`importlib.util`
+    finds on ``sys.path`` without running it; the metadata lookup (importing
+    ``importlib.metadata`` alone takes ~30 ms) is only the fallback.
+    """
+    package, _, rest = relative.partition("/")
+    spec = importlib.util.find_spec(package) if package.isidentifier() and rest else None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(folder) / rest).is_file():
+            return Path(folder) / rest
+    from importlib import metadata
+
     try:
-        path = Path(str(importlib.metadata.distribution(distribution).locate_file(relative)))
-    except importlib.metadata.PackageNotFoundError:
+        path = Path(str(metadata.distribution(distribution).locate_file(relative)))
+    except metadata.PackageNotFoundError:
         return None
     return path if path.is_file() else None
 
@@ -183,9 +202,10 @@ class MiniLMEmbedder:
         self._model_path = model
         self._tokenizer_path = tokenizer
         self._custom = model_path is not None or tokenizer_path is not None
-        prefix = _MODEL_SHA256[:8]
+        prefix, self._model_sha256 = _MODEL_SHA256[:8], _MODEL_SHA256
         if self._custom:
-            both = f"{_sha256_file(model)} {_sha256_file(tokenizer)}"
+            self._model_sha256 = _sha256_file(model)
+            both = f"{self._model_sha256} {_sha256_file(tokenizer)}"
             prefix = hashlib.sha256(both.encode()).hexdigest()[:8]
         self.version = f"onnx-int8-{prefix}/{max_tokens}"
         self._max_tokens = max_tokens
@@ -195,22 +215,29 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded in this process (the next :meth:`embed` is fast)."""
+        return self._session is not None
+
     def load(self) -> None:
         """Load the tokenizer and the ONNX session now (otherwise the first embed does).
+
+        The session starts from the optimised copy :mod:`.model_cache` keeps in the user's
+        cache folder (about a third of the start-up time), made from the pinned model on the
+        first load and checked on every one; vectors are the same bit for bit.
 
         Raises:
             EmbeddingError: A packaged file's sha256 is not the pinned one, or onnxruntime
                 cannot open the model.
         """
+        from agent_memory.search import model_cache
+
         with self._lock:
             if self._session is not None:
                 return
-            pinned = ((self._model_path, _MODEL_SHA256), (self._tokenizer_path, _TOKENIZER_SHA256))
-            for path, expected in () if self._custom else pinned:
-                if _sha256_file(path) != expected:
-                    raise EmbeddingError(
-                        "sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT
-                    )
+            if not self._custom:
+                self._verify(self._tokenizer_path, _TOKENIZER_SHA256)
             ort = importlib.import_module("onnxruntime")
             tokenizers = importlib.import_module("tokenizers")
             tokenizer = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
@@ -218,14 +245,25 @@ class MiniLMEmbedder:
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self._max_tokens)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            if self._threads:
-                options.intra_op_num_threads = self._threads
+
+            def probe(session: Any) -> bytes:
+                return bytes(self._run([model_cache.PROBE], session, tokenizer).tobytes())
+
+            def verify_model() -> None:
+                if not self._custom:
+                    self._verify(self._model_path, _MODEL_SHA256)
+
             try:
-                session = ort.InferenceSession(
-                    str(self._model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                session = model_cache.open_session(
+                    ort,
+                    self._model_path,
+                    self._model_sha256,
+                    probe,
+                    verify_source=verify_model,
+                    threads=self._threads,
                 )
+            except EmbeddingError:
+                raise
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise EmbeddingError(
                     f"onnxruntime cannot load the model: {exc}", path=str(self._model_path)
@@ -233,29 +271,38 @@ class MiniLMEmbedder:
             self._tokenizer = tokenizer
             self._session = session
 
+    @staticmethod
+    def _verify(path: Path, expected: str) -> None:
+        if _sha256_file(path) != expected:
+            raise EmbeddingError("sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT)
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return float32 × (len(texts), 384), rows of norm 1 (blank texts zero), in input order.
 
         Raises:
             EmbeddingError: As for :meth:`load`.
         """
+        import numpy as np
+
         self.load()
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         # Blank texts stay zero: [CLS] [SEP] alone would get a vector close to everything.
         order = sorted((i for i, text in enumerate(texts) if text.strip()), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self._batch_size):
             rows = order[start : start + self._batch_size]
-            out[rows] = self._run([texts[i] for i in rows])
+            out[rows] = self._run([texts[i] for i in rows], self._session, self._tokenizer)
         return out
 
-    def _run(self, texts: list[str]) -> Vectors:
+    def _run(self, texts: list[str], session: Any, tokenizer: Any) -> Vectors:
+        import numpy as np
+
         # The Rust tokenizer refuses lone surrogates; they carry no meaning, so replace them.
         clean = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]
-        encodings = self._tokenizer.encode_batch(clean)
+        encodings = tokenizer.encode_batch(clean)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]  # float32 × (batch, tokens, 384)
+        hidden = session.run(None, feeds)[0]  # float32 × (batch, tokens, 384)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise_rows(pooled)
@@ -334,6 +381,8 @@ class OpenAIEmbedder:
                 is not JSON, or it has the wrong number or length of vectors; the message
                 names the URL.
         """
+        import numpy as np
+
         wanted = [i for i, text in enumerate(texts) if text.strip()]
         parts = [
             (rows, self._request([texts[i] for i in rows]))
@@ -349,6 +398,11 @@ class OpenAIEmbedder:
         return out
 
     def _request(self, texts: list[str]) -> Vectors:
+        import urllib.error
+        import urllib.request
+
+        import numpy as np
+
         payload: dict[str, Any] = {"model": self._model, "input": texts, "encoding_format": "float"}
         if self._dimensions is not None:
             payload["dimensions"] = self._dimensions

@@ -25,8 +25,19 @@ Its counter moves with every write of every process, so another process's write 
 the next refresh, and no periodic full comparison is needed; a deletion made outside the
 library (``removals`` moved) brings one.
 
+**Deferred.** A write leaves a *cold* holding alone (a vector index whose embedding model is
+not loaded in this process: :attr:`~.holdings.Holding.cold`): loading MiniLM takes longer
+than the rest of a CLI ``remember``, and only a query needs it. The holding's ledger then
+lacks the new token, which is all any later reader needs: the next refresh of this process
+reads :attr:`Freshness.deferred` first, whatever the signal says, and every other process
+finds the token missing at its first full comparison (or in the change feed). So a record
+remembered by one command is found by the vector side of the next ``recall``, which embeds
+it with the model it loads for the question; a process whose model is loaded (a
+long-running MCP server after its first query) embeds on write as before.
+
 Invariant: an index is updated before the ledger records it, so a crash only makes work
-look undone (it is redone), never done.
+look undone (it is redone), never done; a deferred record is merely one the ledger does not
+hold yet.
 """
 
 from __future__ import annotations
@@ -70,6 +81,8 @@ class Freshness:
         due: A full comparison must run at the next refresh (an index is new or was emptied).
         home_signer: The Home's own address (:func:`~agent_memory.stores.verified.check_version`),
             or ``None`` when the store has no signing key.
+        deferred: Ids this process wrote that a cold holding has not indexed yet (module
+            docstring, "Deferred"); :meth:`settle` indexes them.
     """
 
     def __init__(
@@ -85,6 +98,7 @@ class Freshness:
         self.problems: dict[str, StoreError | SignatureError] = {}
         self.due = True
         self.home_signer: str | None = None
+        self.deferred: set[str] = set()
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
@@ -100,21 +114,34 @@ class Freshness:
         :data:`FULL_CHECK_SECONDS` ago (longer after a slow one, see the module docstring)
         and nothing is ``due``, unless ``force``. Over a
         :class:`~agent_memory.stores.base.ChangeFeed`, reads only what was written since the
-        last refresh (module docstring).
+        last refresh (module docstring). Versions this process wrote while a holding was
+        cold are read first, always (:meth:`settle`).
         """
+        settled = self.settle(progress)
         if self._feed is not None:
-            return self._follow(self._feed, force=force, progress=progress)
+            return settled + self._follow(self._feed, force=force, progress=progress)
         signal = self._signal() if self._signal is not None else None
         started = self._clock()
         quiet = signal == self._last_signal and started - self._last_full < self._full_wait
         if self._signal is not None and quiet and not (force or self.due):
-            return 0
+            return settled
         self._last_signal, self.due = signal, False
         current = self.tokens()
         self._last_full = self._clock()
         cost = self._last_full - started
         self._full_wait = max(FULL_CHECK_SECONDS, cost * (1 - FULL_CHECK_SHARE) / FULL_CHECK_SHARE)
-        return self.catch_up(current, progress)
+        return settled + self.catch_up(current, progress)
+
+    def settle(self, progress: Progress | None = None) -> int:
+        """Index the versions this process wrote while a holding was cold; return how many were read.
+
+        Cheap when nothing waits. A cold holding loads its model here (the caller is about
+        to query it, or asked for the refresh).
+        """
+        if not self.deferred:
+            return 0
+        waiting, self.deferred = sorted(self.deferred), set()
+        return self.catch_up(self.tokens(only=waiting), progress, partial=True)
 
     def catch_up(
         self, current: dict[str, str], progress: Progress | None = None, *, partial: bool = False
@@ -160,7 +187,10 @@ class Freshness:
         return len(wanted) + len(vanished - set(wanted))
 
     def written(self, records: Iterable[MemoryRecord]) -> None:
-        """Update every holding with versions this process just wrote.
+        """Update every holding but the cold ones with versions this process just wrote.
+
+        A cold holding is left behind and the ids kept in :attr:`deferred` (module
+        docstring, "Deferred").
 
         The signal moved because of this write, so its new value is taken as quiet and the
         next refresh need not compare every token. The cost: a write another process made
@@ -173,7 +203,10 @@ class Freshness:
         if batch:
             tokens = self.tokens(only=list(batch))
             for holding in self.holdings.values():
-                holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))
+                if holding.cold:
+                    self.deferred.update(batch)
+                else:
+                    holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))
             if self._signal is not None and self._last_signal is not None:
                 self._last_signal = self._signal()
 

@@ -149,9 +149,19 @@ def read_json(path: Path) -> Any:
 
 
 def write_json(path: Path, value: Any) -> None:
-    """Write ``value`` as indented JSON to ``path`` atomically (temp file, then ``os.replace``)."""
+    """Write ``value`` as indented JSON to ``path`` atomically (temp file, then ``os.replace``).
+
+    A file that already holds exactly that JSON is left alone: every command closing a Home
+    flushes each index's files, and most of them have not changed.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, ValueError):
+        pass  # absent or unreadable: written below
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)
 
 
@@ -336,6 +346,11 @@ class Holding:
                     write_json(path, wanted)
                 holding.adopt(ledger)
             return holding
+
+    @property
+    def cold(self) -> bool:
+        """Whether updating this index now would first load a model (its index's ``cold``)."""
+        return bool(getattr(self.index, "cold", False))
 
     def adopt(self, ledger: Ledger) -> None:
         """Load what the ledger says this index holds; if its contents disagree, mark it suspect."""

@@ -25,16 +25,19 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agent_memory.errors import StoreError
 from agent_memory.records.record import MemoryRecord
-from agent_memory.search.base import Embedder, Hit, Recipe, Vectors, document_text, version_digest
+from agent_memory.search.base import Embedder, Hit, Recipe, document_text, version_digest
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.pg_base import PgIndexBase
 from agent_memory.search.vectors import text_hash
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 __all__ = ["HNSW_MAX_DIMENSIONS", "PgVectorIndex"]
 
@@ -147,6 +150,17 @@ class PgVectorIndex(PgIndexBase):
         self._ext_schema = ""
         self._iterative = False
         super().__init__(dsn, schema=schema, name=name, clock=clock)
+
+    @property
+    def cold(self) -> bool:
+        """Whether indexing now would first load the embedder's model in this process.
+
+        True for a :class:`~agent_memory.search.embedders.MiniLMEmbedder` not yet loaded
+        (about 0.3 s); the catalog then leaves new versions to the next query, which loads
+        the model anyway (:mod:`agent_memory.search.freshness`, "Deferred"). An embedder
+        without a ``loaded`` attribute (hash, an endpoint) is never cold.
+        """
+        return not getattr(self.embedder, "loaded", True)
 
     # ------------------------------------------------------------------ the port
 

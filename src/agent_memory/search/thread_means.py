@@ -19,10 +19,13 @@ in no thread has slot −1 and is scored as a thread of its own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.search.base import Vectors
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
 
 __all__ = ["ThreadMeans"]
 

@@ -30,6 +30,9 @@ Invariants:
 - ``floor = "best"`` applies ``min_similarity`` to the question instead of to each note: a
   question whose best cosine with any note is below it finds nothing (an off-topic
   question), any other finds every note with a positive score.
+- Opening the file, :meth:`VectorIndex.inputs` and :meth:`VectorIndex.remove` before the
+  first query import no numpy (the methods that compute import it): a CLI ``remember``,
+  which leaves its vectors to the next query, pays neither for numpy nor for the model.
 """
 
 from __future__ import annotations
@@ -40,9 +43,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
@@ -51,15 +52,17 @@ from agent_memory.search.base import (
     Hit,
     IndexInputs,
     Recipe,
-    Vectors,
     document_text,
     inputs_digest,
     version_digest,
 )
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
-from agent_memory.search.thread_means import ThreadMeans
 from agent_memory.search.threads import place_of
 from agent_memory.stores.sqlite_file import SharedConnection, connect
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
+    from agent_memory.search.thread_means import ThreadMeans
 
 __all__ = ["FLOORS", "Floor", "VectorIndex", "scoring_options", "text_hash"]
 
@@ -162,7 +165,7 @@ class VectorIndex(SharedConnection):
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._matrix: Vectors | None = None
-        self._means = ThreadMeans(self._dimensions)
+        self._means: ThreadMeans | None = None  # made with the matrix (thread_weight > 0)
         self._data_version = -1
         self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         try:
@@ -177,6 +180,17 @@ class VectorIndex(SharedConnection):
 
     def __repr__(self) -> str:
         return f"VectorIndex({self.path!r}, embedder={self._key!r}, name={self._name!r})"
+
+    @property
+    def cold(self) -> bool:
+        """Whether indexing now would first load the embedder's model in this process.
+
+        True for a :class:`~agent_memory.search.embedders.MiniLMEmbedder` not yet loaded
+        (about 0.3 s); the catalog then leaves new versions to the next query, which loads
+        the model anyway (:mod:`agent_memory.search.freshness`, "Deferred"). An embedder
+        without a ``loaded`` attribute (hash, an endpoint) is never cold.
+        """
+        return not getattr(self.embedder, "loaded", True)
 
     # ------------------------------------------------------------------ the port
 
@@ -246,6 +260,8 @@ class VectorIndex(SharedConnection):
         """
         if k <= 0 or not text.strip():
             return []
+        import numpy as np
+
         query = normalise_rows(self.embedder.embed([text]))[0]
         if not query.any():
             return []
@@ -256,7 +272,7 @@ class VectorIndex(SharedConnection):
                 if not len(scores) or float(scores.max()) < floor:
                     return []
                 floor = 0.0
-            if self.thread_weight:
+            if self._means is not None:
                 scores = self._means.mix(scores, query, self.thread_weight)
             candidates = np.flatnonzero(scores > floor)
             if len(candidates) > k:
@@ -330,7 +346,8 @@ class VectorIndex(SharedConnection):
         if (row is not None and row[0] != self._key) or (unknown and self.thread_weight):
             self._conn.execute("DELETE FROM entries")
             self._conn.execute("DELETE FROM meta WHERE key = 'threads'")
-        self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self._key,))
+        if row is None or row[0] != self._key:  # only then: an open that changes nothing writes nothing
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self._key,))
 
     def _transaction(self, body: Callable[[], object], *, stamp: bool = True) -> None:
         """Run ``body`` in one write transaction, then stamp ``built_at``."""
@@ -388,6 +405,8 @@ class VectorIndex(SharedConnection):
         self._set_rows([(record_id, vectors[digest], threads[record_id]) for record_id, _, digest in changed])
 
     def _embed(self, texts: list[str]) -> list[Vectors]:
+        import numpy as np
+
         out: list[Vectors] = []
         for start in range(0, len(texts), self._batch_size):
             batch = texts[start : start + self._batch_size]
@@ -400,6 +419,8 @@ class VectorIndex(SharedConnection):
 
     def _decode(self, blob: bytes) -> Vectors:
         """Return float32 × (n, dimensions) from n stored blobs joined."""
+        import numpy as np
+
         if len(blob) % (4 * self._dimensions):
             raise EmbeddingError(f"stored vectors are not of {self._dimensions} float32s", path=self.path)
         return np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(-1, self._dimensions)
@@ -408,6 +429,8 @@ class VectorIndex(SharedConnection):
         """Return the matrix, read on first use and again after another connection wrote."""
         # data_version moves only when another connection commits, so our own writes (which
         # update the matrix in place) do not force a reload.
+        import numpy as np
+
         version = self._conn.execute("PRAGMA data_version").fetchone()[0]
         if self._matrix is None or version != self._data_version:
             self._data_version = version
@@ -422,6 +445,9 @@ class VectorIndex(SharedConnection):
             if rows:
                 self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob, _ in rows))
             if self.thread_weight:
+                from agent_memory.search.thread_means import ThreadMeans
+
+                self._means = ThreadMeans(self._dimensions)
                 self._means.load([thread for _, _, thread in rows], self._matrix)
         return self._matrix
 
@@ -436,6 +462,8 @@ class VectorIndex(SharedConnection):
         threads, which on a loaded machine took 5x longer at 100,000 rows (issue 10).
         A dense query (a neural model's) is one matrix-vector product.
         """
+        import numpy as np
+
         rows = matrix[: len(self._ids)]
         used = np.flatnonzero(query)
         if len(used) * 4 <= self._dimensions:
@@ -447,6 +475,8 @@ class VectorIndex(SharedConnection):
     def _set_rows(self, items: list[tuple[str, Vectors, str | None]]) -> None:
         if self._matrix is None:
             return
+        import numpy as np
+
         for record_id, vector, thread in items:
             row = self._rows.get(record_id)
             old = None if row is None else self._matrix[row].copy()
@@ -459,7 +489,7 @@ class VectorIndex(SharedConnection):
                 self._ids.append(record_id)
                 self._rows[record_id] = row
             self._matrix[row] = vector
-            if self.thread_weight:
+            if self._means is not None:
                 self._means.assign(row, thread, self._matrix[row], old)
 
     def _drop_rows(self, record_ids: list[str]) -> None:
@@ -471,7 +501,7 @@ class VectorIndex(SharedConnection):
             if row is None:
                 continue
             last = len(self._ids) - 1
-            if self.thread_weight:
+            if self._means is not None:
                 self._means.release(row, self._matrix[row], last)
             if row != last:
                 moved = self._ids[last]

@@ -1,0 +1,167 @@
+"""A write never loads a model: a cold vector index gets new versions at the next query (Deferred)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
+from agent_memory.search.embedders import HashEmbedder
+from agent_memory.search.fts import FtsIndex
+from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSettings
+from agent_memory.search.vectors import VectorIndex
+from agent_memory.stores.files import FileStore
+from agent_memory.stores.inmemory import InMemoryStore
+
+if TYPE_CHECKING:
+    from agent_memory.search.base import Vectors
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+TEXTS = [
+    "The staging host is db-2 in Frankfurt.",
+    "Ada drinks green tea every morning.",
+    "Deploys run from the release branch on Fridays.",
+]
+COLD = RecipeSpec("v", "vector", {"embedder": "hash", "dimensions": 64})
+BOTH = RecipeSpec(
+    "both", "hybrid", {"fusion": "rrf", "weights": [1.0, 1.0], "k_rrf": 60}, (BUILTIN_RECIPES["bm25"], COLD)
+)
+
+
+class ColdEmbedder:
+    """Hash vectors behind a model that "loads" on the first embed, as MiniLM's does; counts texts."""
+
+    name = "cold"
+    version = "1"
+    dimensions = 64
+
+    def __init__(self) -> None:
+        self.loaded = False
+        self.embedded: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.loaded = True
+        self.embedded.extend(texts)
+        return HashEmbedder(64).embed(texts)
+
+
+def record(text: str, minutes: int = 0) -> MemoryRecord:
+    return MemoryRecord.create(
+        type="fact",
+        body=text,
+        provenance=Provenance(kind="test", ref="test:deferred"),
+        created_at=T0 + timedelta(minutes=minutes),
+    )
+
+
+def ids(hits: Sequence[object]) -> list[str]:
+    return [hit.record_id for hit in hits]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> FileStore:
+    made = FileStore(tmp_path / "notes")
+    for i, text in enumerate(TEXTS):
+        made.put(record(text, i))
+    return made
+
+
+def home_catalog(
+    tmp_path: Path, store: FileStore, embedder: ColdEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> IndexCatalog:
+    monkeypatch.setattr("agent_memory.search.holdings.make_embedder", lambda spec: embedder)
+    catalog = IndexCatalog.for_home(tmp_path / ".cache", store, search=SearchSettings(("both",), (BOTH,)))
+    for part in BOTH.leaves():  # open on their own too, so a test can read or count one side alone
+        catalog.add_recipe(part)
+    return catalog
+
+
+def test_a_write_leaves_a_cold_vector_index_alone_and_the_next_query_embeds_it(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = ColdEmbedder()
+    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
+    fresh = record("Lunch is at noon in the canteen.", 9)
+    store.put(fresh)
+    catalog.written([fresh])
+    assert embedder.embedded == [] and not embedder.loaded  # no model for a write
+    behind = {s["name"]: s["stale"] for s in catalog.status() if s["name"] != "both"}
+    assert behind == {"bm25": 3, "v": 4}  # nothing refreshed yet; the vectors lack the write too
+    assert ids(catalog.query("canteen lunch noon", recipes=["v"])[0])[:1] == [fresh.id]
+    assert fresh.body in embedder.embedded
+    catalog.close()
+
+
+def test_once_the_model_is_loaded_a_write_is_embedded_at_once(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = ColdEmbedder()
+    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
+    catalog.refresh()
+    assert embedder.loaded
+    fresh = record("The printer is on floor three.", 9)
+    store.put(fresh)
+    catalog.written([fresh])
+    assert embedder.embedded[-1] == fresh.body
+    assert not any(s["dirty"] for s in catalog.status())
+    catalog.close()
+
+
+def test_a_deferred_write_is_indexed_by_a_refresh_even_while_the_signal_is_quiet(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [0.0]
+    embedder = ColdEmbedder()
+    monkeypatch.setattr("agent_memory.search.holdings.make_embedder", lambda spec: embedder)
+    search = SearchSettings(("both",), (BOTH,))
+    catalog = IndexCatalog.for_home(tmp_path / ".cache", store, search=search, clock=lambda: now[0])
+    catalog.refresh()
+    embedder.loaded = False  # as if the model had not been needed yet
+    fresh = record("Backups run nightly at two.", 9)
+    store.put(fresh)
+    catalog.written([fresh])
+    assert embedder.embedded.count(fresh.body) == 0
+    assert catalog.refresh() == 1  # before FULL_CHECK_SECONDS: only the deferred record is read
+    assert embedder.embedded.count(fresh.body) == 1
+    assert not any(s["dirty"] for s in catalog.status())
+    now[0] += FULL_CHECK_SECONDS
+    assert catalog.refresh() == 0
+    catalog.close()
+
+
+def test_another_process_finds_a_deferred_write_by_its_vectors(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = home_catalog(tmp_path, store, ColdEmbedder(), monkeypatch)
+    first.refresh()
+    first.close()
+    cold = ColdEmbedder()
+    second = home_catalog(tmp_path, store, cold, monkeypatch)  # a later CLI process
+    later = record("The canteen closes at three on Fridays.", 10)
+    store.put(later)
+    second.written([later])
+    second.close()  # exits without a query: nothing embedded
+    assert cold.embedded == []
+    third = home_catalog(tmp_path, store, ColdEmbedder(), monkeypatch)
+    third.refresh()
+    assert ids(third.query("canteen closes Fridays", recipes=["v"])[0])[:1] == [later.id]
+    third.close()
+
+
+def test_an_erased_deferred_record_is_never_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = InMemoryStore()
+    embedder = ColdEmbedder()
+    catalog = IndexCatalog(store, {"bm25": FtsIndex(":memory:"), "v": VectorIndex(":memory:", embedder)})
+    gone = record("Quarterly report is due in April.")
+    store.put(gone)
+    catalog.written([gone])
+    store.erase(gone.id, "test")
+    catalog.erased([gone.id])
+    assert catalog.query("quarterly report") == [[], []]
+    assert gone.body not in embedder.embedded
+    catalog.close()
