@@ -36,7 +36,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,6 +171,7 @@ class PromotionProposal:
         return proposal
 
 
+@dataclass(eq=False)
 class Promotions:
     """The promotion verbs over one Memory's parts (``memory.promotions``; seed 000 §17, §23.5).
 
@@ -188,20 +189,12 @@ class Promotions:
         zone: The Home's time zone (the local day of proposal ids).
     """
 
-    def __init__(
-        self,
-        writer: Writer,
-        *,
-        gate: Gate,
-        reviews: ReviewBook,
-        home: Home | None,
-        zone: tzinfo,
-    ) -> None:
-        self.writer = writer
-        self.gate = gate
-        self.review_book = reviews
-        self.home = home
-        self.zone = zone
+    writer: Writer
+    _: KW_ONLY
+    gate: Gate
+    reviews: ReviewBook
+    home: Home | None
+    zone: tzinfo
 
     @property
     def actor(self) -> str:
@@ -397,7 +390,7 @@ class Promotions:
             problem = f"it is {record.state.value}, not active"
         else:
             exposure = self.gate.check(record)
-            review = self.review_book.state_of(record)
+            review = self.reviews.state_of(record)
             if not exposure.exposed:
                 problem = exposure.reason
             elif review in ("quarantined", "rejected"):

@@ -12,6 +12,7 @@ erases, and reports every surface (:mod:`.forget`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Withdrawals"]
 
 
+@dataclass(eq=False)
 class Withdrawals:
     """The withdrawal verbs over one Memory's parts (seed 000 §12.1, §12.2; DESIGN.md §9).
 
@@ -52,15 +54,13 @@ class Withdrawals:
             kept: what was done to them (``None`` otherwise).
     """
 
-    def __init__(
-        self, writer: Writer, *, gate: Gate, pending: PendingRecords, zone: tzinfo, home: Home | None
-    ) -> None:
-        self._writer = writer
-        self._gate = gate
-        self._pending = pending
-        self._zone = zone
-        self._home = home
-        self.views_note: str | None = None
+    writer: Writer
+    _: KW_ONLY
+    gate: Gate
+    pending: PendingRecords
+    zone: tzinfo
+    home: Home | None
+    views_note: str | None = field(default=None, init=False)
 
     def withdraw(
         self,
@@ -88,19 +88,19 @@ class Withdrawals:
             RecordNotFound: A record id this Home does not hold (nor waits for review).
             LifecycleError: This exact scope is already withdrawn.
         """
-        writer = self._writer
+        writer = self.writer
         stamp = writer.clock(now)
         writer.actors.require(writer.actor, "withdraw", action="withdraw a scope")
         scope = WithdrawalScope(
             tuple(memory_item_ids), tuple(archive_refs), tuple(source_or_run_refs), tuple(namespaces)
         )
         with writer.writing():
-            pending = {record.id for record in self._pending.list()}
+            pending = {record.id for record in self.pending.list()}
             for record_id in scope.memory_item_ids:
                 if record_id not in pending:
                     writer.store.get(record_id)
             control = plan_withdrawal(
-                self._gate.state(), scope, reason=reason, actor=writer.actor, now=stamp, zone=self._zone
+                self.gate.state(), scope, reason=reason, actor=writer.actor, now=stamp, zone=self.zone
             )
             append_control(writer.log, control, actor=writer.actor, now=stamp)
         self._refresh_views(control.withdrawal_id)
@@ -131,17 +131,17 @@ class Withdrawals:
                 different scope; nothing is written.
             RecordError: An empty reason.
         """
-        writer = self._writer
+        writer = self.writer
         stamp = writer.clock(now)
         writer.actors.require(writer.actor, "withdraw", action=f"reinstate {withdrawal_id}")
         with writer.writing():
             control = plan_reinstatement(
-                self._gate.state(),
+                self.gate.state(),
                 withdrawal_id,
                 reason=reason,
                 actor=writer.actor,
                 now=stamp,
-                zone=self._zone,
+                zone=self.zone,
                 scope=scope,
             )
             append_control(writer.log, control, actor=writer.actor, now=stamp)
@@ -166,7 +166,7 @@ class Withdrawals:
         from agent_memory.jobs.view_scrub import refresh_views
 
         self.views_note = None
-        home = self._home
+        home = self.home
         if home is None:
             return
         try:
@@ -181,8 +181,8 @@ class Withdrawals:
 
     def controls(self) -> list[WithdrawalControl]:
         """Return every withdrawal and reinstatement in log (causal) order; ``gate.state()`` resolves them."""
-        with self._writer.lock:
-            return self._gate.controls()
+        with self.writer.lock:
+            return self.gate.controls()
 
     def forget(
         self,
@@ -217,7 +217,7 @@ class Withdrawals:
             RecordNotFound: A record id the Home does not hold.
             LifecycleError: This exact scope is already withdrawn.
         """
-        writer = self._writer
+        writer = self.writer
         scope = WithdrawalScope(
             tuple(memory_item_ids), tuple(archive_refs), tuple(source_or_run_refs), tuple(namespaces)
         )
@@ -226,9 +226,9 @@ class Withdrawals:
         for record_id in scope.memory_item_ids:
             verified_get(writer.store, record_id, home_signer=writer.address())
         candidate = plan_withdrawal(
-            self._gate.state(), scope, reason=reason, actor=writer.actor, now=stamp, zone=self._zone
+            self.gate.state(), scope, reason=reason, actor=writer.actor, now=stamp, zone=self.zone
         )
-        current, hypothetical = self._gate.view(), GateView([candidate], writer.store.get)
+        current, hypothetical = self.gate.view(), GateView([candidate], writer.store.get)
         covered = tuple(
             sorted(
                 r.id
@@ -236,7 +236,7 @@ class Withdrawals:
                 if not r.redacted and current.is_exposed(r) and not hypothetical.is_exposed(r)
             )
         )
-        promoted = promoted_in(self._home, covered)
+        promoted = promoted_in(self.home, covered)
         if not covered:
             return forget_receipt(covered, promoted)
         control = self.withdraw(

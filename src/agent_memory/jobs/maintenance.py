@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,7 @@ def operator_named(name: str, home: Home) -> DistillOperator:
     raise ConfigError(f"unknown distill operator {name!r} (heuristic or llm)", field="operator")
 
 
+@dataclass(eq=False)
 class Maintenance:
     """The maintenance verbs over one Memory's parts (``memory.maintenance``; module docstring).
 
@@ -100,15 +102,16 @@ class Maintenance:
         shelf: Where filed proposals wait for review (the Home's folder, else memory).
     """
 
-    def __init__(
-        self, writer: Writer, *, gate: Gate, salience: Salience, home: Home | None, zone: tzinfo
-    ) -> None:
-        self._writer = writer
-        self._gate = gate
-        self._salience = salience
-        self._home = home
-        self._zone = zone
-        self.shelf = ProposalShelf(home.root / PENDING_FOLDER if home is not None else None)
+    writer: Writer
+    _: KW_ONLY
+    gate: Gate
+    salience: Salience
+    home: Home | None
+    zone: tzinfo
+    shelf: ProposalShelf = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shelf = ProposalShelf(self.home.root / PENDING_FOLDER if self.home is not None else None)
 
     def consolidate(
         self,
@@ -136,14 +139,14 @@ class Maintenance:
             OSError: A proposal file cannot be written (those filed before it stay).
             RecordError: ``now`` is naive.
         """
-        writer = self._writer
+        writer = self.writer
         stamp = writer.clock(now)
         with writer.writing():
             report = consolidate(
                 writer.store,
                 now=stamp,
-                exposed=self._gate.view().is_exposed,
-                salience=self._salience,
+                exposed=self.gate.view().is_exposed,
+                salience=self.salience,
                 config=config,
                 refused=Refusals(writer.log).refusal,
                 home_signer=writer.address(),
@@ -199,7 +202,7 @@ class Maintenance:
             LogError: The log cannot be read (the gate and the ledger fail closed).
             RecordError: ``now`` is naive.
         """
-        home, writer = self._home, self._writer
+        home, writer = self.home, self.writer
         if home is None:
             raise ConfigError(
                 "distill reads a Home's archive/; this Memory has none", hint="open a Home (--home PATH)"
@@ -208,7 +211,7 @@ class Maintenance:
         stamp = writer.clock(now)
 
         def lines() -> Selection:
-            return select_lines(home, writer.log, self._gate.view().check, namespace=namespace, now=stamp)
+            return select_lines(home, writer.log, self.gate.view().check, namespace=namespace, now=stamp)
 
         first = lines()
         extraction = chosen.extract(first.eligible)
@@ -220,7 +223,7 @@ class Maintenance:
             screened = screen(candidate.text, field="text", policy=policy_of(home), tags=candidate.tags)
             shown = dataclasses.replace(candidate, text=screened.text, tags=screened.tags)
             record = record_for(
-                item, shown, namespace=namespace, now=stamp, zone=self._zone, agent=writer.address()
+                item, shown, namespace=namespace, now=stamp, zone=self.zone, agent=writer.address()
             )
             return writer.sign(record)
 
@@ -267,11 +270,11 @@ class Maintenance:
         """
         from agent_memory.jobs.branches import commit_maintenance_branch
 
-        if self._home is None:
+        if self.home is None:
             return None, None
         try:
             branch = commit_maintenance_branch(
-                self._home.root, self._writer.store, proposals, now=stamp, next_free=True
+                self.home.root, self.writer.store, proposals, now=stamp, next_free=True
             )
         except ConfigError as exc:
             return None, f"no maintenance branch: {exc}"

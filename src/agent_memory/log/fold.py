@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import KW_ONLY, dataclass, field
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import GENESIS, LogEntry, OperationLog
@@ -69,6 +70,7 @@ def log_head(log: OperationLog) -> LogEntry | None:
     return heads[id(log)][1]
 
 
+@dataclass(eq=False)
 class LogFold:
     """How far one reader has read a log; :meth:`catch_up` feeds it what came since.
 
@@ -85,24 +87,16 @@ class LogFold:
         seen: The seq of the last entry folded (0 before any).
     """
 
-    def __init__(
-        self,
-        log: OperationLog,
-        step: Callable[[LogEntry], None],
-        *,
-        restart: Callable[[], None],
-        verify: bool = False,
-        in_pass: bool = True,
-    ) -> None:
-        self._log = log
-        self._in_pass = in_pass
-        self._step = step
-        self._restart = restart
-        self._verify = verify
-        self._lock = threading.Lock()
-        self._pass: object | None = None
-        self.seen = 0
-        self._digest = GENESIS
+    log: OperationLog
+    step: Callable[[LogEntry], None]
+    _: KW_ONLY
+    restart: Callable[[], None]
+    verify: bool = False
+    in_pass: bool = True
+    seen: int = field(default=0, init=False)
+    _digest: str = field(default=GENESIS, init=False, repr=False)
+    _pass: object | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def catch_up(self) -> tuple[LogEntry | None, bool]:
         """Fold the entries after :attr:`seen` up to the log's head; return ``(head, moved)``.
@@ -113,16 +107,16 @@ class LogFold:
             LogError: The log cannot be read, or (``verify``) an entry does not link to the
                 one before it; what was folded before it stays folded.
         """
-        current = _PASS.get() if self._in_pass else None
+        current = _PASS.get() if self.in_pass else None
         with self._lock:
             if current is not None and current is self._pass:
-                return log_head(self._log), False
+                return log_head(self.log), False
             head, moved = self._catch_up()
             self._pass = current  # only once read whole: a refusal is raised again, never skipped
             return head, moved
 
     def _catch_up(self) -> tuple[LogEntry | None, bool]:
-        head = log_head(self._log) if self._in_pass else self._log.last()
+        head = log_head(self.log) if self.in_pass else self.log.last()
         moved = False
         if self.seen and (
             head is None or head.seq < self.seen or (head.seq == self.seen and head.digest != self._digest)
@@ -139,23 +133,23 @@ class LogFold:
     def _read(self, until: int) -> bool:
         """Fold the entries after :attr:`seen` up to ``until``; False when the first does not link to it."""
         first = self.seen
-        for entry in self._log.entries(since_seq=first):
+        for entry in self.log.entries(since_seq=first):
             if entry.seq > until:
                 break  # appended after the head this read is judged at
             if entry.prev != self._digest:
                 if first and entry.seq == first + 1:
                     return False
-                if self._verify:
+                if self.verify:
                     raise LogError(
                         f"log entry {entry.seq} does not follow the entry before it (its prev differs): "
                         "a line was edited, removed or inserted",
                         hint="the gate fails closed: nothing is exposed until the log is restored "
                         "(agent-memory log --verify names the line)",
                     )
-            self._step(entry)
+            self.step(entry)
             self.seen, self._digest = entry.seq, entry.digest
         return True
 
     def _start_over(self) -> None:
         self.seen, self._digest = 0, GENESIS
-        self._restart()
+        self.restart()

@@ -10,6 +10,7 @@ nothing is written but the salience touches of the records returned.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["Recall"]
 
 
+@dataclass(eq=False)
 class Recall:
     """The recall verb over one Memory's parts (``Memory.recall`` delegates to :meth:`recall`).
 
@@ -46,22 +48,13 @@ class Recall:
         zone: The Home's time zone, the local days a question's dates are read on.
     """
 
-    def __init__(
-        self,
-        writer: Writer,
-        *,
-        gate: Gate,
-        reviews: ReviewBook,
-        salience: Salience,
-        settings: RecallSettings,
-        zone: tzinfo,
-    ) -> None:
-        self._writer = writer
-        self._gate = gate
-        self._reviews = reviews
-        self._salience = salience
-        self.settings = settings
-        self._zone = zone
+    writer: Writer
+    _: KW_ONLY
+    gate: Gate
+    reviews: ReviewBook
+    salience: Salience
+    settings: RecallSettings
+    zone: tzinfo
 
     def recall(
         self,
@@ -105,12 +98,12 @@ class Recall:
         request = RecallQuery(
             query, budget_tokens, include_history, include_archived, as_of, valid_at, namespace, k
         )
-        stamp = self._writer.clock(now)
-        store, catalog, settings = self._writer.store, self._writer.catalog, self.settings
-        with self._writer.lock:
+        stamp = self.writer.clock(now)
+        store, catalog, settings = self.writer.store, self.writer.catalog, self.settings
+        with self.writer.lock:
             catalog.refresh()
             # The question's dates ("yesterday") are read on the Home's local days.
-            asked = stamp.astimezone(self._zone)
+            asked = stamp.astimezone(self.zone)
             wanted = max(CANDIDATES_PER_INDEX, (k or 0) * 4)
             rankings = catalog.query(query, k=wanted, now=asked)
             # Each index's scores over its best; an id's relevance is its best over the indexes.
@@ -124,10 +117,10 @@ class Recall:
                     request,
                     relevance,
                     # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                    self._gate.guard(plain),
+                    self.gate.guard(plain),
                     now=stamp,
-                    boost=self._salience.boost,
-                    review_of=self._reviews.state_of,
+                    boost=self.salience.boost,
+                    review_of=self.reviews.state_of,
                     withheld=lambda record_id: plain(record_id) is not None,
                     recency_half_life_days=settings.half_life_days,
                     recency_weight=settings.weight,
@@ -143,5 +136,5 @@ class Recall:
                 )
                 result = dataclasses.replace(result, notes=(*result.notes, note))
             if result.records and touch:
-                self._salience.touch([r.record.id for r in result.records], now=stamp)
+                self.salience.touch([r.record.id for r in result.records], now=stamp)
             return result

@@ -8,6 +8,7 @@ on its own; it disputes it (DESIGN.md §9).
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ def carried_fields(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
+@dataclass(eq=False)
 class Corrections:
     """The corrections by id over one Memory's parts (``Memory.supersede``, ``resolve``, ``archive``).
 
@@ -56,9 +58,9 @@ class Corrections:
         secrets: The Home's ``[secrets]`` policy (refuse, or redact), for a correction's text.
     """
 
-    def __init__(self, writer: Writer, *, secrets: SecretsSettings) -> None:
-        self._writer = writer
-        self._secrets = secrets
+    writer: Writer
+    _: KW_ONLY
+    secrets: SecretsSettings
 
     def resolve(self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None) -> None:
         """Settle a dispute: the winner returns to active, the loser is superseded by it.
@@ -67,12 +69,12 @@ class Corrections:
             RecordNotFound: Either id is unknown.
             LifecycleError: The two are not the two sides of one open transition, or no reason.
         """
-        stamp = self._writer.clock(now)
-        with self._writer.writing():
+        stamp = self.writer.clock(now)
+        with self.writer.writing():
             won, lost = resolve_transition(
-                self._writer.store.get(winner_id), self._writer.store.get(loser_id), reason, now=stamp
+                self.writer.store.get(winner_id), self.writer.store.get(loser_id), reason, now=stamp
             )
-            self._writer.write(
+            self.writer.write(
                 [won, lost], stamp, action="resolve", details={"reason": reason, "winner": winner_id}
             )
 
@@ -83,10 +85,10 @@ class Corrections:
             RecordNotFound: Unknown id.
             LifecycleError: Already archived, or no reason.
         """
-        stamp = self._writer.clock(now)
-        with self._writer.writing():
-            retired = archive_record(self._writer.store.get(record_id), reason, now=stamp)
-            self._writer.write([retired], stamp, action="archive", details={"reason": reason})
+        stamp = self.writer.clock(now)
+        with self.writer.writing():
+            retired = archive_record(self.writer.store.get(record_id), reason, now=stamp)
+            self.writer.write([retired], stamp, action="archive", details={"reason": reason})
             return retired
 
     def supersede(
@@ -122,12 +124,12 @@ class Corrections:
             ScreenError: The text fails the screen (:func:`~agent_memory.write.screen.screen`).
             RecordError: As for :meth:`.Remember.remember`.
         """
-        stamp = self._writer.clock(now)
+        stamp = self.writer.clock(now)
         screen_plain(source=source, tags=fields.get("tags"))
         given_tags = fields.pop("tags", None)
-        screened = screen(text, field="text", policy=self._secrets)  # its tags: what the screen adds
-        with self._writer.writing():
-            history = self._writer.store.history(old_id)
+        screened = screen(text, field="text", policy=self.secrets)  # its tags: what the screen adds
+        with self.writer.writing():
+            history = self.writer.store.history(old_id)
             old = history[-1]
             if expected_version is not None and expected_version != len(history):
                 raise ProposalError(
@@ -151,13 +153,13 @@ class Corrections:
                 created_at=stamp,
                 supersedes=old_id,
                 provenance=Provenance(
-                    kind="correction", ref=(source or "").strip() or None, agent=self._writer.address()
+                    kind="correction", ref=(source or "").strip() or None, agent=self.writer.address()
                 ),
                 kind=old.effective_kind,
                 subject=old.subject,
                 namespace=old.effective_namespace,
                 scope=old.scope,
-                taint=tuple(sorted({*self._writer.taint, *(carried.pop("taint", ()) or ())})) or None,
+                taint=tuple(sorted({*self.writer.taint, *(carried.pop("taint", ()) or ())})) or None,
                 **carried,
             )
             if not record.provenance.ref:
@@ -166,7 +168,7 @@ class Corrections:
                 # A tainted correction never replaces a record on its own: it disputes it (DESIGN.md §9).
                 disputing = record.evolve(supersedes=None)
                 why = f"a tainted correction disputes it: {reason}"
-                self._writer.execute(Plan(PlanKind.DISPUTE, disputing, old, why), stamp)
+                self.writer.execute(Plan(PlanKind.DISPUTE, disputing, old, why), stamp)
                 return RememberResult(disputing.id, disputed_with=old_id, quarantined=True)
-            self._writer.execute(Plan(PlanKind.SUPERSEDE, record, old, reason), stamp)
+            self.writer.execute(Plan(PlanKind.SUPERSEDE, record, old, reason), stamp)
             return RememberResult(record.id, superseded=old_id, quarantined=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ DEFAULT_CONFIDENCE = 0.9
 """Confidence of a record written without one (``remember`` and ``supersede``)."""
 
 
+@dataclass(eq=False)
 class Remember:
     """The remember verb over one Memory's parts (``Memory.remember`` delegates to :meth:`remember`).
 
@@ -44,13 +46,11 @@ class Remember:
         secrets: The Home's ``[secrets]`` policy (refuse, or redact).
     """
 
-    def __init__(
-        self, writer: Writer, *, salience: Salience, pending: PendingRecords, secrets: SecretsSettings
-    ) -> None:
-        self._writer = writer
-        self._salience = salience
-        self._pending = pending
-        self._secrets = secrets
+    writer: Writer
+    _: KW_ONLY
+    salience: Salience
+    pending: PendingRecords
+    secrets: SecretsSettings
 
     def remember(
         self,
@@ -104,10 +104,10 @@ class Remember:
                 reverse), a naive datetime, a rule without evidence, an evidence id this
                 Home does not hold, or any invalid field — nothing is written.
         """
-        writer = self._writer
+        writer = self.writer
         stamp = writer.clock(now)
         screen_plain(subject=subject, tags=tags, source=source)
-        screened = screen(text, field="text", policy=self._secrets, tags=tags, clean=clean)
+        screened = screen(text, field="text", policy=self.secrets, tags=tags, clean=clean)
         if not isinstance(source, str) or not source.strip():
             raise RecordError(
                 "a memory needs a source (seed 000 §9)",
@@ -147,7 +147,7 @@ class Remember:
         Raises:
             ProposalError, LifecycleError: The gate refuses the plan; nothing is written.
         """
-        writer = self._writer
+        writer = self.writer
         record, other = plan.record, plan.other
         if plan.kind is PlanKind.DEDUP and other is not None:
             merged = tuple(dict.fromkeys([*other.tags, *record.tags]))
@@ -158,7 +158,7 @@ class Remember:
                     action="put",
                     details={"reason": "tags merged"},
                 )
-            self._salience.touch([other.id], now=stamp)
+            self.salience.touch([other.id], now=stamp)
             if record.provenance.ref != other.provenance.ref:
                 # The record cannot change its sources after birth; the log keeps the new one.
                 writer.log.append(
@@ -170,7 +170,7 @@ class Remember:
                 )
             return RememberResult(other.id, deduped=True, quarantined=bool(other.taint))
         if plan.kind is PlanKind.PENDING and other is not None:
-            self._pending.add(writer.sign(record))
+            self.pending.add(writer.sign(record))
             writer.log.append(
                 "review",
                 actor=writer.actor,
@@ -204,7 +204,7 @@ class Remember:
             if not isinstance(record_id, str):
                 raise RecordError("must be a record id (mem:…)", field=f"evidence[{i}]")
             try:
-                self._writer.store.get(record_id)
+                self.writer.store.get(record_id)
             except KeyError:
                 raise RecordError(
                     f"evidence {record_id} is not in this Home",
