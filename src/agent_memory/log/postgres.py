@@ -154,19 +154,16 @@ class PostgresLog:
         yield from paged_entries(self._page, self._entry, since_seq, path=self.path)
 
     def _page(self, start: int) -> list[tuple[int, Any]]:
-        with self._transaction("cannot read") as cur:
-            cur.execute(self._q["page"], (start, PAGE))
-            rows: list[tuple[int, Any]] = cur.fetchall()
-        return rows
+        return self._fetch(self._q["page"], (start, PAGE))
 
     def last(self) -> LogEntry | None:
-        """Return the entry of the highest seq, or ``None`` for an empty log.
+        """Return the entry of the highest seq, or ``None`` for an empty log (one round trip).
 
         Raises:
             LogError: That row is not an entry, or the server failed.
         """
-        with self._transaction("cannot read") as cur:
-            return self._head(cur)
+        rows = self._fetch(self._q["head"])
+        return None if not rows else self._entry(rows[0][0], rows[0][1])
 
     def verify(self, *, expect_head: tuple[int, str] | None = None) -> int:
         """Check every row and the whole chain in one snapshot; return the entry count.
@@ -209,6 +206,18 @@ class PostgresLog:
             except psycopg.Error as exc:
                 detail = " ".join(str(exc).split()) or type(exc).__name__
                 raise LogError(f"{what}: {detail}", path=self.path) from None
+
+    def _fetch(self, statement: Any, params: Any = None) -> list[tuple[Any, ...]]:
+        """Return the rows of one read-only statement, run alone: one round trip, no ``BEGIN``/``COMMIT``."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(statement, params)
+                    return cur.fetchall()
+            except psycopg.Error as exc:
+                detail = " ".join(str(exc).split()) or type(exc).__name__
+                raise LogError(f"cannot read: {detail}", path=self.path) from None
 
     def _create_table(self) -> None:
         with self._transaction("cannot prepare the oplog table") as cur:

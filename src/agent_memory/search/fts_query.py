@@ -37,6 +37,7 @@ __all__ = [
     "STOPWORDS_NAME",
     "Term",
     "and_expression",
+    "content_flags",
     "content_terms",
     "or_expression",
     "or_terms",
@@ -237,6 +238,22 @@ def prepare_query(text: str) -> str:
     return _split_runs(_clean(text), _bigrams)
 
 
+def content_flags(tokens: Sequence[str]) -> list[bool]:
+    """Return, per query token, whether it is a content word: not a stopword, or a month by a number.
+
+    ``may`` next to a token of digits is a month (``May 7``, ``7 May 2023``). The rule
+    :func:`content_terms` applies, for an index that chooses its terms on the server
+    (:class:`~agent_memory.search.postgres.PgTextIndex`).
+    """
+    flags = []
+    for at, token in enumerate(tokens):
+        month = token in _MONTHS_IN_STOPWORDS and any(
+            0 <= j < len(tokens) and tokens[j].isdigit() for j in (at - 1, at + 1)
+        )
+        flags.append(month or token not in STOPWORDS)
+    return flags
+
+
 def content_terms(terms: Sequence[Term]) -> list[Term]:
     """Drop repeated stems and stopwords, unless only stopwords are left.
 
@@ -255,13 +272,8 @@ def content_terms(terms: Sequence[Term]) -> list[Term]:
         if term.stem not in seen:
             seen.add(term.stem)
             unique.append(term)
-    kept: list[Term] = []
-    for at, term in enumerate(terms):
-        month = term.token in _MONTHS_IN_STOPWORDS and any(
-            0 <= j < len(terms) and terms[j].token.isdigit() for j in (at - 1, at + 1)
-        )
-        if month or term.token not in STOPWORDS:
-            kept.append(term)
+    flags = content_flags([term.token for term in terms])
+    kept = [term for term, flag in zip(terms, flags, strict=True) if flag]
     if not kept:
         return unique
     chosen = {term.stem for term in kept}

@@ -204,9 +204,25 @@ class PgIndexBase(ABC):
         statement = self._sql(
             "SELECT record_id, version FROM {t} WHERE record_id = ANY(%s)", t=self._table(self._suffixes[0])
         )
-        with self._transaction() as cur:
-            cur.execute(statement, (record_ids,))
-            return {str(a): str(b) for a, b in cur.fetchall()}
+        return {str(a): str(b) for a, b in self._fetch(statement, (record_ids,))}
+
+    def _fetch(self, statement: Any, params: Any = None, *, binary: bool = False) -> list[tuple[Any, ...]]:
+        """Return the rows of one read-only statement, run alone: one round trip, no ``BEGIN``/``COMMIT``.
+
+        On the autocommit connection a single statement is its own transaction, so it reads
+        one snapshot, as it would inside an explicit one.
+
+        Raises:
+            StoreError: The server failed.
+        """
+        with self._lock:
+            conn = self._connection()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(statement, params, binary=binary)
+                    return cur.fetchall()
+            except self._psycopg.Error as exc:
+                raise self._error(exc) from None
 
     def _stamp(self, cur: Any) -> None:
         cur.execute(

@@ -149,6 +149,8 @@ class PgVectorIndex(PgIndexBase):
         self._batch_size = max(1, batch_size)
         self._ext_schema = ""
         self._iterative = False
+        # The connection the session settings below were made on, and those settings.
+        self._session: tuple[object, dict[str, str]] = (None, {})
         super().__init__(dsn, schema=schema, name=name, clock=clock)
 
     @property
@@ -374,10 +376,41 @@ class PgVectorIndex(PgIndexBase):
         return {"q": _Embedding(vector), "limit": limit}
 
     def _nearest(self, vector: Vectors, limit: int) -> list[tuple[str, Vectors]]:
-        """Return ``(record_id, stored vector)`` of the ``limit`` rows nearest ``vector``, nearest first."""
-        with self._transaction() as cur:
-            cur.execute(self._nearest_sql(cur, limit), self._params(vector, limit), binary=True)
-            rows = cur.fetchall()
+        """Return ``(record_id, stored vector)`` of the ``limit`` rows nearest ``vector``, nearest first.
+
+        The HNSW parameters are set on this index's own connection for the session, and only
+        when they change, so a query is one round trip (:meth:`_nearest_sql` sets them for one
+        transaction instead, for :meth:`explain`).
+        """
+        wanted = {"hnsw.ef_search": str(min(max(40, limit), _EF_SEARCH_MAX))}
+        if self._iterative:
+            wanted["hnsw.iterative_scan"] = "strict_order"
+        else:  # before pgvector 0.8 a search list that long is served by an exact scan
+            wanted["enable_indexscan"] = "off" if limit > _EF_SEARCH_MAX else ""
+        with self._lock:
+            conn = self._connection()
+            if self._session[0] is not conn:
+                self._session = (conn, {})
+            settings = self._session[1]
+            changed = {name: value for name, value in wanted.items() if settings.get(name) != value}
+            if changed:
+                # "" puts a setting back to the session's default (the server's configuration).
+                calls = self._sqlmod.SQL(", ").join(
+                    self._sqlmod.SQL(
+                        "set_config({n}, coalesce(nullif({v}, ''),"
+                        " (SELECT reset_val FROM pg_settings WHERE name = {n})), false)"
+                    ).format(n=self._sqlmod.Literal(name), v=self._sqlmod.Literal(value))
+                    for name, value in changed.items()
+                )
+                self._fetch(self._sql("SELECT {calls}", calls=calls))
+                settings.update(changed)
+            statement = self._sql(
+                "SELECT record_id, embedding FROM {entries}"
+                " ORDER BY embedding OPERATOR({ext}.<=>) %(q)s LIMIT %(limit)s",
+                ext=self._sqlmod.Identifier(self._ext_schema),
+                entries=self._table("entries"),
+            )
+            rows = self._fetch(statement, self._params(vector, limit), binary=True)
         return [(str(record_id), _decode(data, self._dimensions)) for record_id, data in rows]
 
     def _write_batch(self, records: list[MemoryRecord]) -> None:

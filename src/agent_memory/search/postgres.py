@@ -4,22 +4,26 @@ Both implement the :class:`~agent_memory.search.base.SearchIndex` port, for memo
 many agents over one server, next to :class:`~agent_memory.stores.postgres.PostgresStore`.
 Each index owns tables named ``<name>_…`` in one schema:
 
-- :class:`PgTextIndex`: ``<name>_docs(record_id, version, tsv tsvector)`` with a GIN index.
-  Words and lexemes are made by :mod:`agent_memory.search.postgres_text`; the query is a
-  ``tsquery`` built from quoted lexemes, so any user text is searched literally and never
-  raises. A query needs every content word first, then, when that finds fewer than ``k``
-  notes, any of its 8 rarest words (leaving out words in more than a tenth of the notes);
-  stopwords count only when the query has nothing else (the rules of the FTS5 index).
-  Scores are ``ts_rank(tsv, query, 1)`` (term frequency over 1 + log of the note's length;
-  PostgreSQL has no IDF), only comparable within one index. The GIN index has
-  ``fastupdate`` off: a pending list makes every query scan it, and the planner then
-  prefers a sequential scan (12× slower at 10k notes, docs/benchmarks.md).
+- :class:`PgTextIndex`: ``<name>_docs(record_id, version, tsv tsvector)`` with a GIN index,
+  and ``<name>_words(lexeme, docs)``, the word statistics its writers keep
+  (:mod:`agent_memory.search.pg_text_sql`). Words and lexemes are made by
+  :mod:`agent_memory.search.postgres_text`; the query is a ``tsquery`` built from quoted
+  lexemes, so any user text is searched literally and never raises. A query needs every
+  content word first, then, when that finds fewer than ``k`` notes, any of its 8 rarest
+  words (leaving out words in more than a tenth of the notes); stopwords count only when the
+  query has nothing else (the rules of the FTS5 index). The server applies those rules in
+  one statement, so a query is one round trip. Scores are ``ts_rank(tsv, query, 1)`` (term
+  frequency over 1 + log of the note's length; PostgreSQL has no IDF), only comparable
+  within one index. The GIN index has ``fastupdate`` off: a pending list makes every query
+  scan it, and the planner then prefers a sequential scan (12× slower at 10k notes,
+  docs/benchmarks.md).
 - :class:`PgVectorIndex` (:mod:`agent_memory.search.pg_vectors`):
   ``<name>_entries(record_id, version, text_hash, embedding vector(d))`` with an HNSW index
   (cosine), needing the ``vector`` extension (pgvector) in the database.
 
 Invariants: one row per record id (the latest version given); :meth:`inputs` is derived from
-exactly the rows held; no text is stored but lexemes, and :meth:`purge` rewrites the tables
+exactly the rows held; the word statistics count exactly the rows held (writers take the
+index's advisory lock); no text is stored but lexemes, and :meth:`purge` rewrites the tables
 (``VACUUM FULL``) so that no byte of a removed note stays in their files (DESIGN.md §9; what
 PostgreSQL may still hold is :data:`~agent_memory.stores.postgres.ERASURE_LIMITATIONS`).
 psycopg is imported on first use: without the ``postgres`` extra the module still imports.
@@ -33,37 +37,20 @@ from typing import Any
 
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, Recipe, document_text, version_digest
-from agent_memory.search.fts_query import STOPWORDS_NAME, Term, content_terms, or_terms
+from agent_memory.search.fts_query import SMALL_INDEX, STOPWORDS_NAME, content_flags
 from agent_memory.search.pg_base import PgIndexBase
+from agent_memory.search.pg_text_sql import DDL, DELETE_EMPTY, QUERY, REMOVE, WRITE
 from agent_memory.search.pg_vectors import PgVectorIndex
-from agent_memory.search.postgres_text import (
-    MAX_WORD,
-    and_query,
-    document_words,
-    or_query,
-    query_words,
-    quote_lexeme,
-    tsvector_literal,
-)
+from agent_memory.search.postgres_text import MAX_WORD, document_words, query_words, tsvector_literal
 
 __all__ = ["PgTextIndex", "PgVectorIndex"]
 
-_TAG = "agent-memory-pg-fulltext/1"
+_TAG = "agent-memory-pg-fulltext/2"
 _BATCH = 500
 _MAX_AND_TERMS = 64
 _OR_CAP = 8
 _OR_MAX_SHARE = 0.1
 _STEM_CACHE = 100_000
-_DDL = """
-CREATE TABLE IF NOT EXISTS {docs} (
-    record_id text COLLATE "C" PRIMARY KEY,
-    version text NOT NULL,
-    tsv tsvector NOT NULL
-);
-CREATE INDEX IF NOT EXISTS {gin} ON {docs} USING gin (tsv) WITH (fastupdate = off);
--- No planner statistics on lexemes: pg_statistic would keep samples of removed notes.
-ALTER TABLE {docs} ALTER tsv SET STATISTICS 0;
-"""
 _STEMS = (
     "SELECT w, coalesce((ts_lexize('pg_catalog.english_stem'::regdictionary, w))[1], w)"
     " FROM unnest(%s::text[]) AS w"
@@ -90,7 +77,7 @@ class PgTextIndex(PgIndexBase):
     """
 
     _tag = _TAG
-    _suffixes = ("docs",)
+    _suffixes = ("docs", "words")
 
     def __init__(
         self,
@@ -101,10 +88,6 @@ class PgTextIndex(PgIndexBase):
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._stems: dict[str, str] = {}
-        # Document frequencies counted at one (generation, note count, built_at) of the index: every
-        # write bumps the generation (:meth:`_stamp`), so a count is reused only while exact.
-        self._df_at: tuple[str, str, str] | None = None
-        self._df: dict[str, int] = {}
         super().__init__(dsn, schema=schema, name=name, clock=clock)
 
     # ------------------------------------------------------------------ the port
@@ -148,6 +131,7 @@ class PgTextIndex(PgIndexBase):
     def query(self, text: str, *, k: int = 32) -> list[Hit]:
         """Return up to ``k`` hits for any user text, best first, ties by record id.
 
+        One statement (:data:`~agent_memory.search.pg_text_sql.QUERY`), so one round trip.
         Never raises on odd input (see :mod:`agent_memory.search.postgres_text`): text without
         a letter, digit or symbol gives ``[]``.
 
@@ -159,27 +143,67 @@ class PgTextIndex(PgIndexBase):
         found = query_words(text)
         if not found:
             return []
-        with self._lock:
-            stems = self._stem(found)
-            terms = content_terms([Term(word, stems[word]) for word in found])
-            hits: list[Hit] = []
-            if len(terms) <= _MAX_AND_TERMS:
-                hits = self._match(and_query(t.stem for t in terms), k)
-                if len(hits) >= k or len(terms) == 1:
-                    return hits
-            considered = terms[:_MAX_AND_TERMS]
-            df, total = self._document_frequencies([t.stem for t in considered])
-            chosen = or_terms(considered, df, total, cap=_OR_CAP, max_share=_OR_MAX_SHARE)
-            if not chosen:
-                return hits
-            return _merge(hits, self._match(or_query(t.stem for t in chosen), k), k)
+        params = {
+            "words": found,
+            "keep": content_flags(found),
+            "k": k,
+            "most": _MAX_AND_TERMS,
+            "small": SMALL_INDEX,
+            "share": _OR_MAX_SHARE,
+            "cap": _OR_CAP,
+        }
+        statement = self._sql(
+            QUERY, docs=self._table("docs"), words=self._table("words"), meta=self._table("meta")
+        )
+        parts: tuple[list[Hit], list[Hit]] = ([], [])
+        for part, record_id, score in self._fetch(statement, params):
+            parts[part - 1].append(Hit(str(record_id), float(score)))
+        every, some = (sorted(hits, key=lambda h: (-h.score, h.record_id)) for hits in parts)
+        return _merge(every, some, k)
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        """Forget these ids (unknown ids are ignored); they never match again.
+
+        Their rows' bytes stay in the table files until :meth:`purge`; their words' counts
+        go down, and a word no note holds any more loses its row.
+
+        Raises:
+            StoreError: The server failed; nothing is removed.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        with self._transaction() as cur:
+            if ids:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(),))
+                cur.execute(self._statement(REMOVE), {"ids": ids})
+                self._delete_empty(cur, cur.fetchall())
+            self._stamp(cur)
 
     # ------------------------------------------------------------------ internals
 
     def _create(self, cur: Any, existing: set[str]) -> None:
-        if f"{self.name}_docs" in existing:
+        if {f"{self.name}_docs", f"{self.name}_words"} <= existing:
             return
-        cur.execute(self._sql(_DDL, docs=self._table("docs"), gin=self._ident("docs_tsv")))
+        # Both or neither: counts made without their rows would be wrong (the index is a cache).
+        for suffix in self._suffixes:
+            cur.execute(self._sql("DROP TABLE IF EXISTS {t}", t=self._table(suffix)))
+        cur.execute(
+            self._sql(
+                DDL,
+                docs=self._table("docs"),
+                words=self._table("words"),
+                meta=self._table("meta"),
+                gin=self._ident("docs_tsv"),
+            )
+        )
+
+    def _statement(self, text: str) -> Any:
+        return self._sql(text, docs=self._table("docs"), words=self._table("words"), meta=self._table("meta"))
+
+    def _delete_empty(self, cur: Any, counts: list[tuple[Any, ...]]) -> None:
+        """Delete the word rows whose count reached zero (``counts``: ``(lexeme, docs)`` now)."""
+        empty = [str(lexeme) for lexeme, docs in counts if int(docs) <= 0]
+        if empty:
+            cur.execute(self._statement(DELETE_EMPTY), {"lexemes": empty})
 
     def _write_batch(self, records: list[MemoryRecord]) -> None:
         versions = {r.id: version_digest(r) for r in records}
@@ -191,20 +215,16 @@ class PgTextIndex(PgIndexBase):
         per_record = {r.id: document_words(document_text(r)) for r in changed}
         with self._lock:
             stems = self._stem([word for found in per_record.values() for word in found])
-            rows = [
-                (r.id, versions[r.id], tsvector_literal([stems[w] for w in per_record[r.id]]))
-                for r in changed
-            ]
+            params = {
+                "ids": [r.id for r in changed],
+                "versions": [versions[r.id] for r in changed],
+                "tsvs": [tsvector_literal([stems[w] for w in per_record[r.id]]) for r in changed],
+            }
             with self._transaction() as cur:
-                cur.executemany(
-                    self._sql(
-                        "INSERT INTO {docs} (record_id, version, tsv) VALUES (%s, %s, %s::tsvector)"
-                        " ON CONFLICT (record_id)"
-                        " DO UPDATE SET version = EXCLUDED.version, tsv = EXCLUDED.tsv",
-                        docs=self._table("docs"),
-                    ),
-                    rows,
-                )
+                # One writer at a time per index: each count moves from the rows as they are now.
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(),))
+                cur.execute(self._statement(WRITE), params)
+                self._delete_empty(cur, cur.fetchall())
                 self._stamp(cur)
 
     def _stem(self, found: list[str]) -> dict[str, str]:
@@ -214,77 +234,8 @@ class PgTextIndex(PgIndexBase):
             if len(self._stems) + len(missing) > _STEM_CACHE:
                 self._stems.clear()
                 missing = sorted(set(found))
-            with self._transaction() as cur:
-                cur.execute(_STEMS, (missing,))
-                self._stems.update({str(w): str(s) for w, s in cur.fetchall()})
+            self._stems.update({str(w): str(s) for w, s in self._fetch(_STEMS, (missing,))})
         return {word: self._stems[word] for word in found}
-
-    def _match(self, tsquery: str, k: int) -> list[Hit]:
-        statement = self._sql(
-            "SELECT record_id, ts_rank(tsv, %(q)s::tsquery, 1) AS score FROM {docs}"
-            " WHERE tsv @@ %(q)s::tsquery ORDER BY score DESC, record_id LIMIT %(k)s",
-            docs=self._table("docs"),
-        )
-        with self._transaction() as cur:
-            cur.execute(statement, {"q": tsquery, "k": k})
-            return [Hit(str(record_id), float(score)) for record_id, score in cur.fetchall()]
-
-    def _stamp(self, cur: Any) -> None:
-        super()._stamp(cur)
-        # Every write moves the generation: cached document frequencies are then counted again.
-        cur.execute(
-            self._sql(
-                "INSERT INTO {m} (key, value) VALUES ('generation', '1')"
-                " ON CONFLICT (key) DO UPDATE SET value = ({m}.value::bigint + 1)::text",
-                m=self._table("meta"),
-            )
-        )
-        # The note count for the OR rule. Concurrent writers may leave it off by a batch until
-        # the next write: it only decides which words count as too common.
-        cur.execute(
-            self._sql(
-                "INSERT INTO {m} (key, value) SELECT 'count', count(*)::text FROM {docs}"
-                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                m=self._table("meta"),
-                docs=self._table("docs"),
-            )
-        )
-
-    def _document_frequencies(self, lexemes: list[str]) -> tuple[dict[str, int], int]:
-        """Return how many notes hold each lexeme, and how many notes there are.
-
-        Counts go through the GIN index and stop past a tenth of the notes: a word that
-        common is left out of OR queries whatever its exact count. Each count visits a heap
-        page per note (most of a query's time at 100,000 notes, issue 10), so counts are
-        kept until the index's generation or note count moves (any write by any process).
-        """
-        with self._transaction() as cur:
-            cur.execute(
-                self._sql(
-                    "SELECT key, value FROM {m} WHERE key IN ('count', 'generation', 'built_at')",
-                    m=self._table("meta"),
-                )
-            )
-            meta = {str(key): str(value) for key, value in cur.fetchall()}
-            total = int(meta.get("count", 0))
-            at = (meta["generation"], meta["count"], meta["built_at"]) if len(meta) == 3 else None
-            if at is None or at != self._df_at or len(self._df) > _STEM_CACHE:
-                self._df_at, self._df = at, {}
-            wanted = sorted({lexeme for lexeme in lexemes if lexeme not in self._df})
-            if wanted:
-                cur.execute(
-                    self._sql(
-                        "SELECT l, (SELECT count(*) FROM (SELECT 1 FROM {docs} WHERE tsv @@ q::tsquery"
-                        " LIMIT %s) AS capped) FROM unnest(%s::text[], %s::text[]) AS t(l, q)",
-                        docs=self._table("docs"),
-                    ),
-                    (int(_OR_MAX_SHARE * total) + 1, wanted, [quote_lexeme(lexeme) for lexeme in wanted]),
-                )
-                self._df.update({str(lexeme): int(count) for lexeme, count in cur.fetchall()})
-            df = {lexeme: self._df[lexeme] for lexeme in lexemes}
-            if at is None:
-                self._df = {}
-        return df, total
 
 
 def _merge(first: list[Hit], rest: list[Hit], k: int) -> list[Hit]:

@@ -176,11 +176,10 @@ class PostgresStore:
             StoreError: The id is refused or the stored row is not a canonical record (named).
         """
         check_record_id(record_id)
-        with self._transaction(record_id) as cur:
-            _, latest = self._latest(cur, record_id)
-        if latest is None:
+        rows = self._fetch(self._q["latest"], (record_id,), record_id)
+        if not rows:
             raise RecordNotFound("the store holds no such record", record_id=record_id)
-        return latest
+        return self._decode(record_id, rows[0][0], rows[0][1])
 
     def history(self, record_id: str) -> list[MemoryRecord]:
         """Return every version, oldest first.
@@ -190,9 +189,7 @@ class PostgresStore:
             StoreError: The id is refused or a stored row is not a canonical record (named).
         """
         check_record_id(record_id)
-        with self._transaction(record_id) as cur:
-            cur.execute(self._q["history"], (record_id,))
-            rows = cur.fetchall()
+        rows = self._fetch(self._q["history"], (record_id,), record_id)
         if not rows:
             raise RecordNotFound("the store holds no such record", record_id=record_id)
         return [self._decode(record_id, version, data) for version, data in rows]
@@ -223,9 +220,7 @@ class PostgresStore:
             conditions.append(sql.SQL("%s = ANY(r.tags)"))
             params.append(tag)
         where = sql.SQL(" AND ").join([sql.SQL("TRUE"), *conditions])
-        with self._transaction() as cur:
-            cur.execute(sql.SQL(STATEMENTS["list"]).format(s=self._ident, where=where), params)
-            rows = cur.fetchall()
+        rows = self._fetch(sql.SQL(STATEMENTS["list"]).format(s=self._ident, where=where), params)
         return [self._decode(record_id, version, data) for record_id, version, data in rows]
 
     def contains(self, record_id: str) -> bool:
@@ -235,9 +230,7 @@ class PostgresStore:
             StoreError: The id is malformed or the server failed.
         """
         check_record_id(record_id)
-        with self._transaction(record_id) as cur:
-            cur.execute(self._q["contains"], (record_id,))
-            return cur.fetchone() is not None
+        return bool(self._fetch(self._q["contains"], (record_id,), record_id))
 
     def erase(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
         """Replace every version of ``record_id`` by its tombstone, then ``VACUUM FULL`` the tables.
@@ -310,30 +303,28 @@ class PostgresStore:
         Raises:
             StoreError: The server failed.
         """
-        with self._transaction() as cur:
-            if record_ids is None:
-                cur.execute(self._q["tokens"])
-            else:
-                cur.execute(self._q["tokens_of"], (sorted(set(record_ids)),))
-            rows = cur.fetchall()
+        if record_ids is None:
+            rows = self._fetch(self._q["tokens"])
+        else:
+            rows = self._fetch(self._q["tokens_of"], (sorted(set(record_ids)),))
         return {record_id: f"{version}:{change}" for record_id, version, change in rows}
 
     def changes_since(self, mark: int) -> Changes:
         """Return the records written after ``mark`` (``-1``: every record) and the counter now.
 
-        An unchanged store costs one read of the one-row counter, however many records it
-        holds (issue 10); otherwise the records come from the index on ``records.change``.
-        The counter is read first: a write committed between the two reads is reported now
-        and again next time (its token unchanged, so nobody reads it twice), never missed.
+        An unchanged store costs one read of the one-row counter (one round trip), however
+        many records it holds (issue 10); otherwise the records come from the index on
+        ``records.change``. The counter is read first: a write committed between the two
+        reads is reported now and again next time (its token unchanged, so nobody reads it
+        twice), never missed.
 
         Raises:
             StoreError: The server failed.
         """
+        counter, removals = (self._fetch(self._q["counter"]) or [(0, 0)])[0]
+        if counter <= mark:  # unchanged (or restored from an older copy: the caller compares all)
+            return Changes(int(counter), {}, int(removals))
         with self._transaction() as cur:
-            cur.execute(self._q["counter"])
-            counter, removals = cur.fetchone() or (0, 0)
-            if counter <= mark:  # unchanged (or restored from an older copy: the caller compares all)
-                return Changes(int(counter), {}, int(removals))
             if mark < 0:
                 cur.execute(self._q["tokens"])
             else:
@@ -387,6 +378,23 @@ class PostgresStore:
             try:
                 with conn.transaction(), conn.cursor() as cur:
                     yield cur
+            except psycopg.Error as exc:
+                raise self._error(exc, record_id) from None
+
+    def _fetch(
+        self, statement: Any, params: Any = None, record_id: str | None = None
+    ) -> Sequence[tuple[Any, ...]]:
+        """Return the rows of one read-only statement, run alone: one round trip, no ``BEGIN``/``COMMIT``.
+
+        On the autocommit connection a single statement is its own transaction: it reads one
+        snapshot, as it would inside an explicit one.
+        """
+        with self._lock:
+            conn = self._connection()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(statement, params)
+                    return cur.fetchall()
             except psycopg.Error as exc:
                 raise self._error(exc, record_id) from None
 
@@ -457,9 +465,7 @@ class PostgresStore:
             "SELECT DISTINCT ON (record_id) record_id, version, canonical FROM {s}.versions"
             " WHERE record_id = ANY(%s) ORDER BY record_id, version DESC"
         ).format(s=self._ident)
-        with self._transaction() as cur:
-            cur.execute(query, (ids,))
-            rows = cur.fetchall()
+        rows = self._fetch(query, (ids,))
         return {record_id: self._decode(record_id, version, data) for record_id, version, data in rows}
 
 
