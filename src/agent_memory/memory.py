@@ -46,7 +46,6 @@ from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.verified import verified_get
-from agent_memory.transfer.exchange import ImportReport
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
@@ -56,6 +55,7 @@ from agent_memory.write.writer import Writer
 
 if TYPE_CHECKING:
     from agent_memory.home import Home
+    from agent_memory.transfer.exchange import ImportReport
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 

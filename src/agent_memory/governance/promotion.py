@@ -45,7 +45,6 @@ from agent_memory.errors import ProposalError, RecordError
 from agent_memory.jobs.inert import inert_inline
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import format_timestamp, parse_timestamp
-from agent_memory.transfer.exchange import write_bytes_atomic
 from agent_memory.write.screen import screen
 
 if TYPE_CHECKING:
@@ -327,6 +326,8 @@ class Promotions:
                 now=stamp,
             )
             if pointer.encode("utf-8") not in before:
+                from agent_memory.transfer.exchange import write_bytes_atomic  # only a decision needs it
+
                 gap = b"" if not before or before.endswith(b"\n") else b"\n"
                 # The rule is note text: escaped like every view's (jobs.inert), it adds no structure.
                 line = f"- {inert_inline(proposal.rule)} {pointer}\n"
@@ -443,6 +444,8 @@ def _pending(home: Home, proposal_id: str) -> tuple[PromotionProposal, Path]:
 def _decide(
     proposal: PromotionProposal, path: Path, status: str, actor: str, stamp: datetime, why: str
 ) -> PromotionProposal:
+    from agent_memory.transfer.exchange import write_bytes_atomic  # MemoryFile I/O: not at every open
+
     decided = replace(proposal, status=status, decided_by=actor, decided_at=stamp, decision_reason=why)
     write_bytes_atomic(path, decided.to_bytes())
     return decided
