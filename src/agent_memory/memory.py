@@ -288,6 +288,7 @@ class Memory(ReviewMethods, ErasureMethods):
     # ------------------------------------------------------------------ the core verbs
 
     remember = _delegate(Remember.remember, "_remember")
+    remember_many = _delegate(Remember.remember_many, "_remember")
     supersede = _delegate(Corrections.supersede, "_corrections")
     resolve = _delegate(Corrections.resolve, "_corrections")
     archive = _delegate(Corrections.archive, "_corrections")

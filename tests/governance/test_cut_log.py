@@ -198,3 +198,20 @@ def test_doctor_names_the_lost_withdrawal_from_git(tmp_path: Path) -> None:
     assert f"withdraw memwd-2026-11-29-001, {secret}: lost, so what it names would be served again" in text
     (views,) = [c for c in report.checks if c.name == "views"]
     assert views.status == "fail" and "entries were cut" in views.details[0]
+
+
+def test_a_head_another_writer_signed_after_the_reader_read_the_log_is_not_a_cut(tmp_path: Path) -> None:
+    home, _ = made(tmp_path)
+    witness = home.witness()
+    assert witness is not None
+    log = home.log()
+    read = log.last()  # a reader reads the head; then a writer appends and signs a newer one
+    with Memory.open(home.root) as writer:
+        writer.remember("A later note.", source="test", now=at(5))
+    assert read is not None and log.last() is not None and log.last().seq > read.seq  # type: ignore[union-attr]
+    assert witness.cut(log, read) is None
+    month = next((home.root / "log").glob("*.jsonl"))
+    lines = month.read_bytes().splitlines(keepends=True)
+    month.write_bytes(b"".join(lines[:-1]))  # a real cut is still one, whichever head was read
+    assert witness.cut(log, read) is not None
+    assert "cut" in (witness.cut(log, log.last()) or "")

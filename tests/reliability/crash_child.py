@@ -133,8 +133,28 @@ def reindex(child: Child, memory: Memory, number: int) -> None:
         child.ack("reindex", records=count)
 
 
+def remember_many(child: Child, memory: Memory, number: int) -> None:
+    # Twelve texts in batches of five: a text met twice, and a state record its successor supersedes.
+    items: list[dict[str, Any]] = [
+        {"text": f"Batch {child.cycle}-{number}-{i}: the {child.words()} note.", "source": f"crash:{i}"}
+        for i in range(10)
+    ]
+    items.insert(6, dict(items[2], source="crash:again"))
+    subject = f"host:{child.cycle}-{number}"
+    items.insert(3, {"text": f"{subject} is db-1.", "source": "crash:s", "kind": "state", "subject": subject})
+    items.append({"text": f"{subject} is db-2.", "source": "crash:s", "kind": "state", "subject": subject})
+    results = memory.remember_many(items, batch=5)
+    ids = [r.record_id for r in results if not isinstance(r, Exception)]
+    assert len(ids) == len(items), results
+    child.ack("remember", ids=ids)
+    last = results[-1]
+    assert not isinstance(last, Exception)
+    child.ack("state", id=last.record_id, superseded=last.superseded)
+
+
 OPS: dict[str, Callable[[Child, Memory, int], None]] = {
     "remember": remember,
+    "remember-many": remember_many,
     "supersede": supersede,
     "consolidate-accept": consolidate_accept,
     "archive-inbox": archive,

@@ -1,8 +1,9 @@
 """Crash consistency: a writer killed by SIGKILL at random points keeps its acknowledged writes (issue 11 #2).
 
-For each operation (remember, supersede, consolidate + accept, capture + archive-inbox,
-erase, reindex) a child process repeats it in a loop and acknowledges each completed write
-on a pipe; the test kills it at a random moment, :data:`KILLS_PER_OP` times. After each kill:
+For each operation (remember, remember_many in batches, supersede, consolidate + accept,
+capture + archive-inbox, erase, reindex) a child process repeats it in a loop and acknowledges
+each completed write on a pipe; the test kills it at a random moment, :data:`KILLS_PER_OP`
+times. After each kill:
 
 - ``doctor`` is clean, or ``doctor --fix`` makes it clean by rebuilding derived state or
   rolling logged work forward: no note version file already there changes (an open intent
@@ -42,10 +43,11 @@ from agent_memory.memory import Memory
 from agent_memory.records.record import State
 
 CHILD = Path(__file__).with_name("crash_child.py")
-OPS = ("remember", "supersede", "consolidate-accept", "archive-inbox", "erase", "reindex")
+OPS = ("remember", "remember-many", "supersede", "consolidate-accept", "archive-inbox", "erase", "reindex")
 # How long after the child is ready the kill may come (seconds, uniform): about a few operations.
 WINDOWS = {
     "remember": 0.5,
+    "remember-many": 0.8,
     "supersede": 0.6,
     "consolidate-accept": 1.5,
     "archive-inbox": 0.6,

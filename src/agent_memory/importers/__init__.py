@@ -1,10 +1,10 @@
 """Importers: turn real input (datasets, a git repository, other tools' memory) into records.
 
 Issue 9 item 2. One module per format reads its input into :class:`Item` values;
-:func:`import_path` writes them through :meth:`Memory.remember`, so secrets screening, exact
-dedup and the operation log apply to every item exactly as to a hand-written memory. Folder
-formats also yield a :class:`Problem` for each file they could not or would not read
-(``files.py`` reads them).
+:func:`import_path` writes them through :meth:`Memory.remember_many` (``remember`` in batches),
+so secrets screening, exact dedup and the operation log apply to every item exactly as to a
+hand-written memory. Folder formats also yield a :class:`Problem` for each file they could not
+or would not read (``files.py`` reads them).
 
 Invariants: every item carries a source anchor back to the original file and its line range
 or position (``locomo.json#conv-26/D1:3``, ``README.md#L10-L24``, ``git:<sha>``); importing
@@ -303,20 +303,22 @@ def import_path(
 def _remember_all(
     memory: Memory, items: Iterable[Item], report: ImportReport, now: datetime | None, taint: tuple[str, ...]
 ) -> None:
-    for item in items:
-        try:
-            result = memory.remember(
-                item.text,
-                source=item.source,
-                type=item.type,
-                tags=item.tags,
-                occurred_at=item.occurred_at,
-                taint=taint,
-                clean=True,
-                now=now,
-            )
-        except AgentMemoryError as exc:
-            report.errors.append(f"{item.source}: {exc}")
+    items = list(items)
+    arguments = [
+        {
+            "text": item.text,
+            "source": item.source,
+            "type": item.type,
+            "tags": item.tags,
+            "occurred_at": item.occurred_at,
+            "taint": taint,
+        }
+        for item in items
+    ]
+    # In batches (issue 23): each item is screened, deduped and planned as remember does it.
+    for item, result in zip(items, memory.remember_many(arguments, clean=True, now=now), strict=True):
+        if isinstance(result, AgentMemoryError):
+            report.errors.append(f"{item.source}: {result}")
             continue
         report.held[item.source] = result.record_id
         if result.cleaned:

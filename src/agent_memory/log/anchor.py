@@ -369,11 +369,27 @@ class HeadWitness:
         newest checkpoint first, then those the file kept after the log stopped holding them
         (a write after a cut does not launder it). Never raises: a log that cannot be read at
         the checkpoint's seq does not hold it.
+
+        A writer of another process may append and sign a newer head between the caller's
+        read of ``head`` and this read of the file; a writer signs only what its log already
+        holds, so the head is read again, after the file, before anything counts as cut.
         """
         try:
             newest, kept = CheckpointFile(self.path).read()
         except LogError:
             return None
+        fresh: list[LogEntry | None] = []
+
+        def holds(checkpoint: Checkpoint) -> bool:
+            if head is not None and _log_holds(log, checkpoint, head):
+                return True
+            if not fresh:
+                try:
+                    fresh.append(log.last())
+                except LogError:
+                    fresh.append(None)
+            return fresh[0] is not None and _log_holds(log, checkpoint, fresh[0])
+
         for checkpoint, was_kept in [*([(newest, False)] if newest else []), *((c, True) for c in kept)]:
             if checkpoint.home != self.home_id or checkpoint.signed_by != self.address:
                 continue
@@ -381,8 +397,9 @@ class HeadWitness:
                 checkpoint.verify()
             except SignatureError:
                 continue
-            if head is not None and _log_holds(log, checkpoint, head):
+            if holds(checkpoint):
                 continue
+            head = fresh[0] if fresh else head
             signed = f"seq {checkpoint.seq} of {format_timestamp(checkpoint.time)}"
             where = f"the checkpoint file beside the Home's key holds {signed}"
             if was_kept:

@@ -58,6 +58,7 @@ class SQLiteLog(SharedConnection):
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
+        self._known: LogEntry | None = None  # the head as last read or appended
         try:
             self._conn = connect(self.path, timeout_seconds=timeout)
         except sqlite3.Error as exc:
@@ -106,6 +107,7 @@ class SQLiteLog(SharedConnection):
                     )
                     self._conn.execute("INSERT INTO oplog (seq, line) VALUES (?, ?)", (entry.seq, entry.line))
                     self._conn.execute("COMMIT")
+                    self._known = entry
                 except BaseException:
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
@@ -175,7 +177,13 @@ class SQLiteLog(SharedConnection):
 
     def _head(self) -> LogEntry | None:
         row = self._conn.execute("SELECT seq, line FROM oplog ORDER BY seq DESC LIMIT 1").fetchone()
-        return None if row is None else self._entry(row[0], row[1])
+        if row is None:
+            return None
+        known = self._known
+        if known is not None and known.seq == row[0] and known.line == row[1]:
+            return known  # the same bytes under the same key: parsed already (a batch's line is long)
+        self._known = self._entry(row[0], row[1])
+        return self._known
 
     def _entry(self, row_seq: int, line: Any) -> LogEntry:
         where = f"oplog seq {row_seq}"

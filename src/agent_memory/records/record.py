@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,6 +72,12 @@ __all__ = [
     "compute_record_id",
     "parse_record_type",
 ]
+
+
+_CANONICAL: dict[int, tuple[MemoryRecord, bytes]] = {}
+"""``id(record)`` -> (the record, its canonical bytes), oldest first; see ``canonical_bytes``."""
+_CANONICAL_KEPT = 2048  # above a batch of remember_many (500 records, each read by 4 holders)
+_CANONICAL_LOCK = threading.Lock()
 
 
 def compute_record_id(birth: Mapping[str, Any]) -> str:
@@ -313,8 +320,23 @@ class MemoryRecord:
         return dict(self._wire_items(include_extra=True))
 
     def canonical_bytes(self) -> bytes:
-        """Return the canonical JSON of the full wire object (signature included)."""
-        return canonical_json(self.to_wire())
+        """Return the canonical JSON of the full wire object (signature included).
+
+        The bytes of the last few thousand record objects asked about are kept (a record is
+        frozen), so the store, the search ledger and each index of one write, or of a batch
+        of ``remember_many``, serialise a version once (issue 23).
+        """
+        key = id(self)
+        with _CANONICAL_LOCK:
+            held = _CANONICAL.get(key)
+        if held is not None and held[0] is self:
+            return held[1]
+        data = canonical_json(self.to_wire())
+        with _CANONICAL_LOCK:
+            if len(_CANONICAL) >= _CANONICAL_KEPT:
+                del _CANONICAL[next(iter(_CANONICAL))]
+            _CANONICAL[key] = (self, data)  # the record is kept alive, so its id is not reused meanwhile
+        return data
 
     def birth(self) -> dict[str, Any]:
         """Return the birth content the id is computed from (origin-notes §1.4)."""

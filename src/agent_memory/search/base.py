@@ -12,7 +12,6 @@ This module imports no adapter.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -92,27 +91,8 @@ class IndexInputs:
 
 
 def version_digest(record: MemoryRecord) -> str:
-    """Return a short digest of one record version (sha256 of its canonical bytes, 32 hex).
-
-    The digests of the last few record objects asked about are kept (records are frozen), so
-    the catalog, its ledger and each index that digest the version just written pay once.
-    """
-    key = id(record)
-    with _RECENT_LOCK:
-        held = _RECENT.get(key)
-    if held is not None and held[0] is record:
-        return held[1]
-    digest = hashlib.sha256(record.canonical_bytes()).hexdigest()[:32]
-    with _RECENT_LOCK:
-        if len(_RECENT) >= _RECENT_KEPT:
-            _RECENT.pop(next(iter(_RECENT)))
-        _RECENT[key] = (record, digest)  # the record is kept alive, so its id is not reused meanwhile
-    return digest
-
-
-_RECENT: dict[int, tuple[MemoryRecord, str]] = {}
-_RECENT_KEPT = 64
-_RECENT_LOCK = threading.Lock()
+    """Return a short digest of one record version (sha256 of its canonical bytes, 32 hex)."""
+    return hashlib.sha256(record.canonical_bytes()).hexdigest()[:32]
 
 
 def inputs_digest(pairs: Iterable[tuple[str, str]]) -> str:

@@ -36,6 +36,7 @@ from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, R
 
 __all__ = [
     "IMMUTABLE_FIELDS",
+    "BatchPut",
     "ChangeFeed",
     "Changes",
     "RecordCache",
@@ -120,6 +121,24 @@ class Changes:
     mark: int
     tokens: dict[str, str]
     removals: int
+
+
+@runtime_checkable
+class BatchPut(Protocol):
+    """A store that appends many versions in one transaction (optional, beside :class:`RecordStore`).
+
+    ``put_many`` gives every version the checks of ``put``, in order (a batch may hold several
+    versions of one id), and writes all of them or none, with one commit: SQLite's one fsync
+    for the batch instead of one per version (issue 23).
+    """
+
+    def put_many(self, records: Sequence[MemoryRecord]) -> list[int]:
+        """Append ``records`` in order, all or none; return their version numbers.
+
+        Raises:
+            StoreError, RecordError, LifecycleError: As for ``put``; nothing is written.
+        """
+        ...
 
 
 @runtime_checkable

@@ -37,13 +37,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError, LogError, RecordNotFound, StoreError
 from agent_memory.governance.portability import apply_carry, plan_carry
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import utc_now
-from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.stores.base import BatchPut, RecordStore, check_next_version
 from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
 
 if TYPE_CHECKING:
@@ -61,11 +61,6 @@ __all__ = [
 DIGEST_PREFIX = "sha256:"
 _BATCH_VERSIONS = 1000  # versions per put_many transaction (SQLite): one fsync per batch
 _SHOWN = 5  # records named in a conflict or verification message
-
-
-@runtime_checkable
-class _BatchStore(Protocol):
-    def put_many(self, records: Sequence[MemoryRecord]) -> list[int]: ...
 
 
 def history_digest(history: Sequence[MemoryRecord]) -> str:
@@ -400,7 +395,7 @@ def _copy(
 
     def flush() -> None:
         if batch:
-            assert isinstance(target, _BatchStore)  # noqa: S101 - only batched for such stores
+            assert isinstance(target, BatchPut)  # noqa: S101 - only batched for such stores
             target.put_many(batch)
             for record_id, held in batch_ids:
                 (report.extended if held else report.copied).append(record_id)
@@ -408,7 +403,7 @@ def _copy(
             batch.clear()
             batch_ids.clear()
 
-    batched = isinstance(target, _BatchStore)
+    batched = isinstance(target, BatchPut)
     for record_id in ids:
         held = plan[record_id]
         if held < 0:

@@ -7,20 +7,27 @@ it meets, :func:`~agent_memory.write.plan.plan_write` decides (create, dedup, su
 dispute, pending; DESIGN.md §9 "Write-time supersede") and :meth:`Remember.apply_plan` carries
 the plan out through the Writer. Invariant: every record it writes is signed by the Home's key
 and inherits the session's taint; a record is only ever created, never overwritten.
+
+:meth:`Remember.remember_many` is the same verb for many texts (importers, issue 23): each
+text gets exactly what ``remember`` would give it, in order, but the new records of a chunk
+are written under one hold of the writer lock, as one ``put`` event, one store transaction
+where the store has :class:`~agent_memory.stores.base.BatchPut`, one index and lookup update
+and one checkpoint of the log, instead of one of each per record.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import RecordError
+from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.records.fields import screen_plain
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
-from agent_memory.write.plan import Plan, PlanKind, RememberResult, plan_write
+from agent_memory.write.plan import Plan, PlanKind, RememberResult, live_key, plan_write, subject_key
+from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 from agent_memory.write.screen import screen
 
 if TYPE_CHECKING:
@@ -29,10 +36,16 @@ if TYPE_CHECKING:
     from agent_memory.write.held import PendingRecords
     from agent_memory.write.writer import Writer
 
-__all__ = ["DEFAULT_CONFIDENCE", "Remember"]
+__all__ = ["BATCH", "DEFAULT_CONFIDENCE", "Remember"]
 
 DEFAULT_CONFIDENCE = 0.9
 """Confidence of a record written without one (``remember`` and ``supersede``)."""
+BATCH = 500
+"""Texts :meth:`Remember.remember_many` writes per hold of the writer lock."""
+_FIELDS = frozenset(
+    {"text", "source", "type", "kind", "subject", "tags", "occurred_at", "valid_from", "confidence"}
+    | {"namespace", "scope", "taint", "epistemic_status", "evidence"}
+)
 
 
 @dataclass(eq=False)
@@ -106,6 +119,187 @@ class Remember:
         """
         writer = self.writer
         stamp = writer.clock(now)
+        record, cleaned = self._prepare(
+            text,
+            source=source,
+            type=type,
+            kind=kind,
+            subject=subject,
+            tags=tags,
+            occurred_at=occurred_at,
+            valid_from=valid_from,
+            confidence=confidence,
+            namespace=namespace,
+            scope=scope,
+            taint=taint,
+            epistemic_status=epistemic_status,
+            clean=clean,
+            evidence=evidence,
+            stamp=stamp,
+        )
+        with writer.writing():
+            duplicate, live_subject = writer.write_keys.lookup(record, writer.head())
+            result = self.apply_plan(plan_write(record, duplicate, live_subject), stamp)
+            return dataclasses.replace(result, cleaned=cleaned) if cleaned else result
+
+    def remember_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        clean: bool = False,
+        now: datetime | None = None,
+        batch: int = BATCH,
+    ) -> list[RememberResult | AgentMemoryError]:
+        """Remember many texts, each exactly as :meth:`remember` would, writing them in batches.
+
+        Every item is screened and planned as ``remember`` does it, in order, so a text met
+        twice (in the Home or earlier in ``items``) is deduped and a state record supersedes
+        or disputes the live one of its subject. The new records of up to ``batch`` items are
+        written together under one hold of the writer lock: one ``put`` event naming them all,
+        one store transaction where the store can (SQLite), one update of each index and of
+        the lookup, one checkpoint of the log (module docstring). A crash loses at most the
+        chunk being written, which was never acknowledged, as a crash inside ``remember`` does.
+
+        Args:
+            items: The keyword arguments of :meth:`remember` for each text, ``text`` and
+                ``source`` required (``clean`` and ``now`` are given once, for all).
+            clean: As for :meth:`remember` (an importer's column of the screen).
+            now: The clock (aware): the record time of every new record.
+            batch: Texts per hold of the writer lock, at least 1.
+
+        Returns:
+            One entry per item, in order: its :class:`RememberResult`, or the error that refused
+            it (a :class:`ScreenError`, :class:`RecordError`, ``ProposalError``…); a refused
+            item writes nothing and never stops the others. An evidence id must name a record
+            written before the item's batch.
+
+        Raises:
+            ValueError: ``batch`` is below 1.
+            StoreError, LogError: The store or the log failed; the batches before stay written.
+        """
+        if batch < 1:
+            raise ValueError(f"batch must be at least 1, got {batch}")
+        stamp = self.writer.clock(now)
+        results: list[RememberResult | AgentMemoryError | None] = []
+        todo: list[tuple[int, MemoryRecord, tuple[str, ...]]] = []
+        for index, item in enumerate(items):
+            try:
+                record, cleaned = self._prepare_item(item, clean=clean, stamp=stamp)
+            except AgentMemoryError as exc:
+                results.append(exc)
+                continue
+            results.append(None)
+            todo.append((index, record, cleaned))
+            if len(todo) >= batch:
+                self._write_batch(todo, stamp, results)
+                todo = []
+        if todo:
+            self._write_batch(todo, stamp, results)
+        return [r for r in results if r is not None]
+
+    def _write_batch(
+        self,
+        todo: Sequence[tuple[int, MemoryRecord, tuple[str, ...]]],
+        stamp: datetime,
+        results: list[RememberResult | AgentMemoryError | None],
+    ) -> None:
+        """Plan each record against the Home and the batch, then write the new ones together.
+
+        A record whose dedup or subject key meets a new record of the batch not written yet
+        first has those written, so its lookup sees them exactly as a later ``remember`` would.
+        """
+        writer = self.writer
+        new: dict[int, tuple[MemoryRecord, tuple[str, ...]]] = {}
+        keys: set[object] = set()
+        head = ""  # the log's head, read again only after a write (a batch's put names many ids)
+
+        def flush() -> None:
+            nonlocal head
+            creates = []
+            for index, (record, cleaned) in new.items():
+                proposal = Proposal(ProposalKind.CREATE, record=record)
+                try:  # the gate, per record: one refusal never stops the others
+                    validate_proposals(writer.store, [proposal], now=stamp)
+                except AgentMemoryError as exc:
+                    results[index] = exc
+                    continue
+                creates.append(record)
+                results[index] = RememberResult(record.id, quarantined=bool(record.taint), cleaned=cleaned)
+            if creates:
+                writer.write(creates, stamp, action="put", details={"reason": "remembered in a batch"})
+                head = writer.head()
+            new.clear()
+            keys.clear()
+
+        with writer.writing():
+            head = writer.head()
+            for index, record, cleaned in todo:
+                subject = subject_key(record)
+                if live_key(record) in keys or (subject is not None and subject in keys):
+                    flush()
+                try:
+                    duplicate, live_subject = writer.write_keys.lookup(record, head)
+                    plan = plan_write(record, duplicate, live_subject)
+                    if plan.kind is PlanKind.CREATE:
+                        new[index] = (record, cleaned)
+                        keys.update(k for k in (live_key(record), subject) if k is not None)
+                        continue
+                    flush()
+                    try:
+                        result = self.apply_plan(plan, stamp)
+                    finally:
+                        head = writer.head()
+                except AgentMemoryError as exc:
+                    results[index] = exc
+                    continue
+                results[index] = dataclasses.replace(result, cleaned=cleaned) if cleaned else result
+            flush()
+
+    def _prepare_item(
+        self, item: Mapping[str, Any], *, clean: bool, stamp: datetime
+    ) -> tuple[MemoryRecord, tuple[str, ...]]:
+        """Return :meth:`_prepare` of one ``remember_many`` item.
+
+        Raises:
+            RecordError: Not a mapping, no ``text``, or a key ``remember`` does not take.
+            ScreenError: As for :meth:`remember`.
+        """
+        if not isinstance(item, Mapping):
+            raise RecordError(f"each item must be a mapping of remember's arguments, not {item!r:.60}")
+        unknown = sorted(set(item) - _FIELDS)
+        if unknown:
+            raise RecordError(f"remember takes no argument {unknown[0]!r}", field=str(unknown[0]))
+        if "text" not in item:
+            raise RecordError("is required", field="text")
+        fields = dict(item)
+        return self._prepare(fields.pop("text"), **fields, clean=clean, stamp=stamp)
+
+    def _prepare(
+        self,
+        text: str,
+        *,
+        source: str | None = None,
+        type: str = "fact",
+        kind: Kind | str | None = None,
+        subject: str | None = None,
+        tags: Sequence[str] = (),
+        occurred_at: datetime | None = None,
+        valid_from: datetime | None = None,
+        confidence: float = DEFAULT_CONFIDENCE,
+        namespace: str = "default",
+        scope: Scope | str | None = None,
+        taint: Iterable[str] = (),
+        epistemic_status: EpistemicStatus | str | None = None,
+        clean: bool,
+        evidence: Sequence[str] = (),
+        stamp: datetime,
+    ) -> tuple[MemoryRecord, tuple[str, ...]]:
+        """Screen the text and fields and build the unsigned record; return it and what was cleaned.
+
+        Raises:
+            ScreenError, RecordError: As for :meth:`remember`; nothing is written.
+        """
+        writer = self.writer
         screen_plain(subject=subject, tags=tags, source=source)
         screened = screen(text, field="text", policy=self.secrets, tags=tags, clean=clean)
         if not isinstance(source, str) or not source.strip():
@@ -132,10 +326,7 @@ class Remember:
             epistemic_status=epistemic_status,
             evidence=self._evidence(evidence, type),
         )
-        with writer.writing():
-            duplicate, live_subject = writer.write_keys.lookup(record, writer.head())
-            result = self.apply_plan(plan_write(record, duplicate, live_subject), stamp)
-            return dataclasses.replace(result, cleaned=screened.cleaned) if screened.cleaned else result
+        return record, screened.cleaned
 
     def apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
         """Carry out ``plan`` (:func:`~agent_memory.write.plan.plan_write`'s) at ``stamp`` in ``writing``.

@@ -29,7 +29,7 @@ from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import address_of, sign_record
 from agent_memory.records.wire import truncate_ms, utc_now
 from agent_memory.search.catalog import IndexCatalog
-from agent_memory.stores.base import RecordStore
+from agent_memory.stores.base import BatchPut, RecordStore
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.plan import Plan, execute, roll_forward
 
@@ -129,7 +129,10 @@ class Writer:
         Call inside :meth:`writing`. Returns those version numbers.
         """
         signed = self.sign_unsigned(versions)
-        numbers = [self.store.put(version) for version in signed]
+        if len(signed) > 1 and isinstance(self.store, BatchPut):
+            numbers = list(self.store.put_many(signed))  # one transaction for all (issue 23)
+        else:
+            numbers = [self.store.put(version) for version in signed]
         self.log.append(
             action,
             actor=self.actor,
