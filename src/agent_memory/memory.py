@@ -27,6 +27,7 @@ from fg_agent_id import KeyPair
 
 from agent_memory.governance.actors import Actors
 from agent_memory.governance.erasure.erase import ErasureMethods
+from agent_memory.governance.erasure.journal import JOURNAL_FOLDER
 from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.promotion import Promotions
@@ -282,7 +283,8 @@ class Memory(ReviewMethods, ErasureMethods):
         head = memory.log.last()
         memory._opened_seq = head.seq if head else 0
         memory.roll_forward()
-        memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
+        if any((home.cache_dir / JOURNAL_FOLDER).glob("*.json")):
+            memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
         return memory
 
     # ------------------------------------------------------------------ the core verbs

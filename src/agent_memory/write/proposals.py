@@ -147,17 +147,18 @@ class _Staged:
 
     def __init__(self, store: RecordStore) -> None:
         self._store = store
-        self._pending: dict[str, MemoryRecord] = {}
+        # Each id's latest version as the batch leaves it: the store is read once per id.
+        self._latest: dict[str, MemoryRecord | None] = {}
 
     def latest(self, record_id: str, field: str) -> MemoryRecord | None:
         if not isinstance(record_id, str) or not RECORD_ID_PATTERN.match(record_id):
             raise ProposalError(f"not a record id: {record_id!r}", field=field)
-        if record_id in self._pending:
-            return self._pending[record_id]
-        try:
-            return self._store.get(record_id)
-        except RecordNotFound:
-            return None
+        if record_id not in self._latest:
+            try:
+                self._latest[record_id] = self._store.get(record_id)
+            except RecordNotFound:
+                self._latest[record_id] = None
+        return self._latest[record_id]
 
     def fetch(self, record_id: str | None, field: str) -> MemoryRecord:
         if record_id is None:
@@ -175,7 +176,7 @@ class _Staged:
             raise ProposalError(
                 f"refused as the next version: {exc.detail}", record_id=record.id, field=exc.field
             ) from exc
-        self._pending[record.id] = record
+        self._latest[record.id] = record
 
 
 def _plan_create(staged: _Staged, proposal: Proposal, now: datetime) -> list[MemoryRecord]:
