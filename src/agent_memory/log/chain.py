@@ -4,6 +4,8 @@ Shared by every :class:`~agent_memory.log.base.OperationLog` adapter so that all
 chain, locate errors and verify identically (seed 000 §7.1 capability 5: "replayable";
 DESIGN.md §9). The adapters own storage and locking; this module owns the rules:
 
+- :class:`ChainedLog` is the ``append`` every adapter inherits; the adapter's
+  ``_append_after`` stores the entry :func:`next_entry` makes after its head.
 - :func:`next_entry` builds the entry after a head (under the adapter's write lock):
   ``seq`` = head + 1, ``prev`` = the head's digest, ``time`` = ``max(now, head time)``,
   and only an action of :data:`~agent_memory.log.base.ACTIONS`.
@@ -25,9 +27,44 @@ from typing import Any
 
 from agent_memory.errors import LogError, RecordError
 from agent_memory.log.base import ACTIONS, GENESIS, Action, LogEntry
-from agent_memory.records.wire import format_timestamp, parse_timestamp
+from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 
-__all__ = ["ChainCheck", "next_entry", "read_entry"]
+__all__ = ["ChainCheck", "ChainedLog", "next_entry", "read_entry"]
+
+
+class ChainedLog:
+    """The ``append`` of every :class:`~agent_memory.log.base.OperationLog` adapter.
+
+    An adapter implements ``_append_after(make)``: under its write lock (or transaction) it
+    reads its head, stores the line of ``make(head)`` (the :func:`next_entry` after it) and
+    returns that entry; its docstring says how its storage fails.
+    """
+
+    def append(
+        self,
+        action: str,
+        *,
+        actor: str,
+        record_ids: Iterable[str] = (),
+        details: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> LogEntry:
+        """Append one event after the head and return it as it reads back (:meth:`.OperationLog.append`).
+
+        Raises:
+            LogError: A malformed argument, record content in ``details``, an unreadable head,
+                or the write failed (the adapter's ``_append_after`` says how); nothing is
+                appended.
+        """
+        when = utc_now() if now is None else now
+
+        def make(head: LogEntry | None) -> LogEntry:
+            return next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
+
+        return self._append_after(make)
+
+    def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
+        raise NotImplementedError
 
 
 def next_entry(

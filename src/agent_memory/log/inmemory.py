@@ -13,21 +13,18 @@ chained to the previous one; the list is exposed so tests can tamper with it and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import ChainCheck, next_entry, read_entry
-from agent_memory.records.wire import utc_now
+from agent_memory.log.chain import ChainCheck, ChainedLog, read_entry
 
 __all__ = ["MemoryLog"]
 
 _WHERE = "<memory log>"
 
 
-class MemoryLog:
+class MemoryLog(ChainedLog):
     """An operation log in a list of lines; thread-safe, lost at exit.
 
     Implements :class:`~agent_memory.log.base.OperationLog`.
@@ -46,16 +43,8 @@ class MemoryLog:
     def __repr__(self) -> str:
         return f"<MemoryLog entries={len(self.lines)}>"
 
-    def append(
-        self,
-        action: str,
-        *,
-        actor: str,
-        record_ids: Iterable[str] = (),
-        details: Mapping[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> LogEntry:
-        """Append one event after the head (see :meth:`OperationLog.append`).
+    def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
+        """Store the entry after the head (the ``append`` of :class:`.ChainedLog`).
 
         Raises:
             LogError: A malformed argument, record content in ``details``, or an unreadable
@@ -63,14 +52,7 @@ class MemoryLog:
         """
         with self._lock:
             head = self._head()
-            entry = next_entry(
-                head,
-                action,
-                actor=actor,
-                record_ids=record_ids,
-                details=details,
-                now=utc_now() if now is None else now,
-            )
+            entry = make(head)
             self.lines.append(entry.line)
             return entry
 

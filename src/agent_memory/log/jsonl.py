@@ -38,18 +38,15 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from agent_memory.errors import LogError
 from agent_memory.log import month_file
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import ChainCheck, next_entry, read_entry
+from agent_memory.log.chain import ChainCheck, ChainedLog, read_entry
 from agent_memory.log.month_file import first_seq, last_line, line_number, read_lines, tail_start
-from agent_memory.records.wire import utc_now
 
 __all__ = ["LOCK_NAME", "JsonlLog"]
 
@@ -61,7 +58,7 @@ _HEADS_KEPT = 64
 _HEADS_LOCK = threading.Lock()
 
 
-class JsonlLog:
+class JsonlLog(ChainedLog):
     """An operation log in ``<folder>/YYYY-MM.jsonl`` files; safe for several writer processes.
 
     Implements :class:`~agent_memory.log.base.OperationLog`. The folder is created (not
@@ -77,16 +74,8 @@ class JsonlLog:
     def __repr__(self) -> str:
         return f"<JsonlLog {str(self.folder)!r}>"
 
-    def append(
-        self,
-        action: str,
-        *,
-        actor: str,
-        record_ids: Iterable[str] = (),
-        details: Mapping[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> LogEntry:
-        """Append one event to the month file of its time (see :meth:`OperationLog.append`).
+    def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
+        """Store the entry after the head in the month file of its time (:class:`.ChainedLog`).
 
         A torn tail left by a crashed append is cut off first.
 
@@ -94,7 +83,6 @@ class JsonlLog:
             LogError: A malformed argument, record content in ``details``, an unreadable
                 head line, or an I/O failure (naming the file); no entry is appended.
         """
-        when = utc_now() if now is None else now
         with self._locked(exclusive=True):
             files = self._files()
             head = _remembered(files[-1]) if files else None
@@ -102,7 +90,7 @@ class JsonlLog:
                 if files:
                     self._cut_torn_tail(files[-1])
                 head = self._head(files)
-            entry = next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
+            entry = make(head)
             path = self.folder / f"{entry.time:%Y-%m}.jsonl"
             self._write(path, entry.line + b"\n")
             _remember(path, entry)  # still under the lock: no other append came between

@@ -31,9 +31,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any
 
 try:
@@ -44,8 +43,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from agent_memory.errors import LogError, StoreError
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
-from agent_memory.records.wire import utc_now
+from agent_memory.log.chain import PAGE, ChainCheck, ChainedLog, paged_entries, read_entry
 from agent_memory.stores.postgres import connect
 
 __all__ = ["PostgresLog"]
@@ -65,7 +63,7 @@ _STATEMENTS = {
 }
 
 
-class PostgresLog:
+class PostgresLog(ChainedLog):
     """An operation log in the ``oplog`` table of a PostgreSQL schema; safe with concurrent writers.
 
     Implements :class:`~agent_memory.log.base.OperationLog`. One connection per object, used by
@@ -118,28 +116,19 @@ class PostgresLog:
                 self._conn.close()
                 self._conn = None
 
-    def append(
-        self,
-        action: str,
-        *,
-        actor: str,
-        record_ids: Iterable[str] = (),
-        details: Mapping[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> LogEntry:
-        """Append one event as the next row (see :meth:`OperationLog.append`).
+    def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
+        """Store the entry after the head as the next row (:class:`.ChainedLog`).
 
         Raises:
             LogError: A malformed argument, record content in ``details``, an unreadable head
                 row, a lock not granted within the timeout, or a server failure; the
                 transaction is rolled back and nothing is appended.
         """
-        when = utc_now() if now is None else now
         with self._transaction("cannot append") as cur:
             cur.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(f"{self._timeout_ms}ms")))
             cur.execute(self._q["lock"], (self._lock_key,))
             head = self._head(cur)
-            entry = next_entry(head, action, actor=actor, record_ids=record_ids, details=details, now=when)
+            entry = make(head)
             cur.execute(self._q["insert"], (entry.seq, entry.line))
         return entry
 

@@ -26,14 +26,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
-from agent_memory.log.chain import PAGE, ChainCheck, next_entry, paged_entries, read_entry
-from agent_memory.records.wire import utc_now
+from agent_memory.log.chain import PAGE, ChainCheck, ChainedLog, paged_entries, read_entry
 from agent_memory.stores.sqlite_file import SharedConnection, connect
 
 __all__ = ["SCHEMA", "SQLiteLog"]
@@ -41,7 +39,7 @@ __all__ = ["SCHEMA", "SQLiteLog"]
 SCHEMA = "CREATE TABLE IF NOT EXISTS oplog (seq INTEGER PRIMARY KEY, line BLOB NOT NULL)"
 
 
-class SQLiteLog(SharedConnection):
+class SQLiteLog(SharedConnection, ChainedLog):
     """An operation log in the ``oplog`` table of a SQLite database; thread- and process-safe.
 
     Implements :class:`~agent_memory.log.base.OperationLog`. Use it as a context manager,
@@ -80,31 +78,20 @@ class SQLiteLog(SharedConnection):
     def __repr__(self) -> str:
         return f"<SQLiteLog {self.path!r}>"
 
-    def append(
-        self,
-        action: str,
-        *,
-        actor: str,
-        record_ids: Iterable[str] = (),
-        details: Mapping[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> LogEntry:
-        """Append one event as the next row (see :meth:`OperationLog.append`).
+    def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
+        """Store the entry after the head as the next row (:class:`.ChainedLog`).
 
         Raises:
             LogError: A malformed argument, record content in ``details``, an unreadable
                 head row, or a database failure (busy past the timeout, disk full); the
                 transaction is rolled back and nothing is appended.
         """
-        when = utc_now() if now is None else now
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     head = self._head()
-                    entry = next_entry(
-                        head, action, actor=actor, record_ids=record_ids, details=details, now=when
-                    )
+                    entry = make(head)
                     self._conn.execute("INSERT INTO oplog (seq, line) VALUES (?, ?)", (entry.seq, entry.line))
                     self._conn.execute("COMMIT")
                     self._known = entry
