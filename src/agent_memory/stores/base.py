@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
 from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
@@ -51,6 +51,21 @@ __all__ = [
 IMMUTABLE_FIELDS: tuple[str, ...] = (
     "occurred_at", "kind", "subject", "namespace", "scope", "valid_from", "taint", "sources",
 )  # fmt: skip
+
+
+class ListFilters(TypedDict, total=False):
+    """The filters of :meth:`RecordStore.list`, all optional; ``None`` or absent filters nothing.
+
+    ``kind`` and ``namespace`` match the effective values (``knowledge``, ``default`` when
+    the field is absent).
+    """
+
+    state: State | None
+    type: RecordType | None
+    tag: str | None
+    kind: Kind | None
+    subject: str | None
+    namespace: str | None
 
 
 @runtime_checkable
@@ -84,16 +99,7 @@ class RecordStore(Protocol):
         """
         ...
 
-    def list(
-        self,
-        *,
-        state: State | None = None,
-        type: RecordType | None = None,
-        tag: str | None = None,
-        kind: Kind | None = None,
-        subject: str | None = None,
-        namespace: str | None = None,
-    ) -> list[MemoryRecord]:
+    def list(self, **filters: Unpack[ListFilters]) -> list[MemoryRecord]:
         """Return the latest version of every record matching all given filters, by ``(created_at, id)``.
 
         ``kind`` and ``namespace`` match the effective values (``knowledge``, ``default``
@@ -307,21 +313,14 @@ def check_erased_history(history: Sequence[MemoryRecord]) -> MemoryRecord:
     return tombstone
 
 
-def filter_records(
-    records: Iterable[MemoryRecord],
-    *,
-    state: State | None = None,
-    type: RecordType | None = None,
-    tag: str | None = None,
-    kind: Kind | None = None,
-    subject: str | None = None,
-    namespace: str | None = None,
-) -> list[MemoryRecord]:
+def filter_records(records: Iterable[MemoryRecord], **filters: Unpack[ListFilters]) -> list[MemoryRecord]:
     """Apply the ``list`` filters to latest versions and sort by ``(created_at, id)``.
 
     The reference semantics of :meth:`RecordStore.list`; adapters that filter in SQL must
     agree with it (the contract suite checks).
     """
+    state, type, tag = filters.get("state"), filters.get("type"), filters.get("tag")
+    kind, subject, namespace = filters.get("kind"), filters.get("subject"), filters.get("namespace")
     selected = [
         r
         for r in records

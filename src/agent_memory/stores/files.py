@@ -46,12 +46,14 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Unpack
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
 from agent_memory.records.note import dump_note, load_note
-from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
+    ListFilters,
     RecordCache,
     check_erased_history,
     check_next_version,
@@ -182,16 +184,7 @@ class FileStore:
             raise RecordNotFound("no such record", record_id=record_id)
         return [self._read(record_id, path) for _, path in versions]
 
-    def list(
-        self,
-        *,
-        state: State | None = None,
-        type: RecordType | None = None,
-        tag: str | None = None,
-        kind: Kind | None = None,
-        subject: str | None = None,
-        namespace: str | None = None,
-    ) -> _Records:
+    def list(self, **filters: Unpack[ListFilters]) -> _Records:
         """Return the latest version of every matching record, by ``(created_at, id)``.
 
         Walks every record directory and reads its latest version file.
@@ -201,9 +194,7 @@ class FileStore:
                 :meth:`check` lists them all).
         """
         latest = (self._read(record_id, path) for record_id, path in self._latest_paths())
-        return filter_records(
-            latest, state=state, type=type, tag=tag, kind=kind, subject=subject, namespace=namespace
-        )
+        return filter_records(latest, **filters)
 
     def contains(self, record_id: str) -> bool:
         """Return whether any version file exists for ``record_id``.

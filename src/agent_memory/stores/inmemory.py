@@ -25,12 +25,14 @@ import copy
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Unpack
 
 from agent_memory.errors import RecordNotFound, StoreError
-from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import utc_now
 from agent_memory.stores.base import (
     Changes,
+    ListFilters,
     check_erased_history,
     check_next_version,
     check_record_id,
@@ -116,16 +118,7 @@ class InMemoryStore:
             versions = list(self._versions_of(record_id))
         return copy.deepcopy(versions)
 
-    def list(
-        self,
-        *,
-        state: State | None = None,
-        type: RecordType | None = None,
-        tag: str | None = None,
-        kind: Kind | None = None,
-        subject: str | None = None,
-        namespace: str | None = None,
-    ) -> list[MemoryRecord]:
+    def list(self, **filters: Unpack[ListFilters]) -> list[MemoryRecord]:
         """Return copies of the latest version of every matching record, by ``(created_at, id)``.
 
         The filters are those of :func:`~agent_memory.stores.base.filter_records`; ``kind``
@@ -133,9 +126,7 @@ class InMemoryStore:
         """
         with self._lock:
             latest = [versions[-1] for versions in self._versions.values()]
-        selected = filter_records(
-            latest, state=state, type=type, tag=tag, kind=kind, subject=subject, namespace=namespace
-        )
+        selected = filter_records(latest, **filters)
         return copy.deepcopy(selected)
 
     def contains(self, record_id: str) -> bool:

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 try:
     import psycopg
@@ -43,10 +43,11 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("PostgresStore needs psycopg 3: pip install 'agent-memory[postgres]'") from exc
 
 from agent_memory.errors import RecordError, RecordNotFound, StoreError
-from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
     Changes,
+    ListFilters,
     RecordCache,
     check_erased_history,
     check_next_version,
@@ -194,16 +195,7 @@ class PostgresStore:
             raise RecordNotFound("the store holds no such record", record_id=record_id)
         return [self._decode(record_id, version, data) for version, data in rows]
 
-    def list(
-        self,
-        *,
-        state: State | None = None,
-        type: RecordType | None = None,
-        tag: str | None = None,
-        kind: Kind | None = None,
-        subject: str | None = None,
-        namespace: str | None = None,
-    ) -> list[MemoryRecord]:
+    def list(self, **filters: Unpack[ListFilters]) -> list[MemoryRecord]:
         """Return the latest version of every record matching all given filters, by ``(created_at, id)``.
 
         Filters run in SQL, with the semantics of :func:`~agent_memory.stores.base.filter_records`.
@@ -211,12 +203,12 @@ class PostgresStore:
         Raises:
             StoreError: The server failed or a stored row is not a canonical record.
         """
-        columns = {"state": state, "type": type, "kind": kind, "subject": subject, "namespace": namespace}
+        columns = {name: filters.get(name) for name in ("state", "type", "kind", "subject", "namespace")}
         conditions: list[sql.Composable] = [
             sql.SQL("r.{} = %s").format(sql.Identifier(c)) for c, v in columns.items() if v is not None
         ]
         params: list[Any] = [str(v) for v in columns.values() if v is not None]
-        if tag is not None:
+        if (tag := filters.get("tag")) is not None:
             conditions.append(sql.SQL("%s = ANY(r.tags)"))
             params.append(tag)
         where = sql.SQL(" AND ").join([sql.SQL("TRUE"), *conditions])

@@ -44,13 +44,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, StoreError
-from agent_memory.records.record import Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import loads_json, utc_now
 from agent_memory.stores.base import (
     Changes,
+    ListFilters,
     RecordCache,
     check_erased_history,
     check_next_version,
@@ -188,16 +189,7 @@ class SQLiteStore(SharedConnection):
             raise RecordNotFound("no such record", record_id=record_id)
         return [self._decode(*row) for row in rows]
 
-    def list(
-        self,
-        *,
-        state: State | None = None,
-        type: RecordType | None = None,
-        tag: str | None = None,
-        kind: Kind | None = None,
-        subject: str | None = None,
-        namespace: str | None = None,
-    ) -> _Records:
+    def list(self, **filters: Unpack[ListFilters]) -> _Records:
         """Return the latest version of every matching record, by ``(created_at, id)``.
 
         Raises:
@@ -206,16 +198,16 @@ class SQLiteStore(SharedConnection):
         where: builtins.list[str] = []
         params: builtins.list[str] = []
         for column, value in (
-            ("state", state),
-            ("type", type),
-            ("kind", kind),
-            ("subject", subject),
-            ("namespace", namespace),
+            ("state", filters.get("state")),
+            ("type", filters.get("type")),
+            ("kind", filters.get("kind")),
+            ("subject", filters.get("subject")),
+            ("namespace", filters.get("namespace")),
         ):
             if value is not None:
                 where.append(f"r.{column} = ?")
                 params.append(str(value))
-        if tag is not None:
+        if (tag := filters.get("tag")) is not None:
             where.append("EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = r.record_id AND t.tag = ?)")
             params.append(tag)
         # Only fixed column names are spliced into the SQL; every value is bound.
