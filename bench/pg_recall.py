@@ -19,7 +19,8 @@ PostgreSQL schemas' names) in ``DIR`` and reuses it next time, so a 100k Home is
 fresh schemas that are dropped at the end. ``--profile N`` prints the cProfile of N
 PostgreSQL recalls per recipe (to stderr; not written to the docs).
 
-Usage: ``python bench/pg_recall.py [--large] [--dsn DSN --keep DIR] [--profile N] [--no-write]``;
+Usage: ``python bench/pg_recall.py [--large] [--dsn DSN --keep DIR] [--profile N] [--no-write]``
+(``--from-rows FILE`` rewrites the section from the JSON rows a run printed);
 prints the ``## PostgreSQL recall`` section and writes it into ``docs/benchmarks.md``.
 """
 
@@ -282,7 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build into this folder and reuse what it holds")
     parser.add_argument("--profile", type=int, default=0, help="print a profile of this many recalls")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs alone")
+    parser.add_argument("--from-rows", type=Path, help="rewrite the section from the JSON rows a run printed")
     args = parser.parse_args(argv)
+    if args.from_rows:
+        lines = args.from_rows.read_text(encoding="utf-8").splitlines()
+        saved = [json.loads(line) for line in lines if line.startswith("{")]
+        text = section(saved, {})
+        print(text)
+        if not args.no_write:
+            replace_section(HEADING, text)
+        return 0
     if not corpus.available():
         print(corpus.missing())
         return 0

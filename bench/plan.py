@@ -63,6 +63,10 @@ PLANS: dict[str, Plan] = {
         writes="## Embedders",
     ),
     "pg_search": Plan(("--large",), (), 6, 0.5, writes="## PostgreSQL search"),
+    # Builds both stores at 10k and 100k (100k: ~25 min at load 10, session 5), then 4 x 300 questions.
+    "pg_recall": Plan(
+        ("--large",), ("--sizes", "1000", "--queries", "30"), 35, 1, writes="## PostgreSQL recall"
+    ),
     "search": Plan(("--large",), ("--queries", "100"), 2, 0.4, writes="## Search"),
     "mcp_load": Plan(
         (), ("--seconds", "5", "--clients", "4", "--solo-seconds", "3"), 3.2, 0.6, writes="## MCP load"
