@@ -1,5 +1,7 @@
 import hashlib
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,24 @@ def test_export_json_names_the_path_the_count_and_the_signer(cli: Cli) -> None:
     made = json.loads(cli.ok("export", "out.json", "--home", str(home), "--json"))
     assert made == {"path": "out.json", "records": 3, "agent": address_of(opened.identity())}
     assert MemoryFile.loads((cli.root / "out.json").read_bytes()).verify() is None
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_export_signs_and_commits_its_log_line(cli: Cli, tmp_path: Path) -> None:
+    # A fresh user's first export left `log --verify` warning of a line no checkpoint covered and
+    # `git status` showing the log changed (newcomer trial, session 6).
+    home = tmp_path / "gitted"
+    cli.ok("init", str(home))
+    cli.ok("remember", "We ship on Fridays.", "--home", str(home), "--source", "standup")
+    cli.ok("export", str(tmp_path / "out.json"), "--home", str(home))
+    verify = cli("log", "--verify", "--home", str(home))
+    assert verify.returncode == 0 and "no signature covers" not in verify.stdout + verify.stderr
+    git = shutil.which("git") or "git"
+    status = subprocess.run(
+        [git, "-C", str(home), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""
+    head = subprocess.run(
+        [git, "-C", str(home), "log", "-1", "--format=%s"], capture_output=True, text=True, check=True
+    )
+    assert head.stdout.strip() == "agent-memory: export"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option, open_home, quiet_option
+from agent_memory.cli.common import commit_home, echo_json, home_option, json_option, open_home, quiet_option
 from agent_memory.cli.progress import progress
 
 if TYPE_CHECKING:
@@ -67,9 +68,15 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     # The log names the export so that a later erasure finds and cleans it, in words that mean
     # this Home only (issue 20 item 3): relative to the Home when inside it (a copy of the Home
     # then names its own copy), else absolute together with the Home's root it was made from.
-    log.append(
-        "export", actor=opened.settings.owner, details={**details, **export_location(opened.root, path)}
-    )
+    # Under the writer lock, so the line is signed into the checkpoint beside the key when the
+    # lock is released (a bare append left `log --verify` warning of an uncovered entry), then
+    # committed like every other write.
+    since = time.time()
+    with opened.writer_lock():
+        log.append(
+            "export", actor=opened.settings.owner, details={**details, **export_location(opened.root, path)}
+        )
+    commit_home(opened, "export", since=since)
     if as_json:
         echo_json({**details, "agent": memory_file.agent})
     else:
