@@ -116,6 +116,18 @@ def test_print_shows_every_file_and_writes_nothing(cli: Cli, project: Path) -> N
     assert '"agent-memory": {' in result.stdout and "inclusion: always" in result.stderr
 
 
+def test_print_with_json_prints_the_plan_as_json_and_writes_nothing(cli: Cli, project: Path) -> None:
+    before = snapshot(project)
+    result = bind(cli, project, "kiro", "--print", "--json")
+    assert result.returncode == 0 and snapshot(project) == before
+    out = json.loads(result.stdout)
+    shown = {entry["path"]: entry for entry in out["files"]}
+    steering = shown[".kiro/steering/agent-memory.md"]
+    assert steering["action"] == "create" and steering["written"] is False
+    assert steering["text"].startswith("---\ninclusion: always\n---\n")
+    assert '"agent-memory": {' in shown[".kiro/settings/mcp.json"]["text"] and out["agent"] == "kiro"
+
+
 def test_invalid_json_stops_the_binding_with_the_file_named_and_nothing_written(
     cli: Cli, project: Path
 ) -> None:

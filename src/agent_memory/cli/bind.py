@@ -42,7 +42,8 @@ def bind(agent: str, print_only: bool, project: str, home: str | None, as_json: 
     configuration of its own. A file that cannot be merged (invalid JSON or TOML, stray
     markers) stops the binding with nothing written. Prints one line per file (create,
     update, unchanged) and a note on the agent. With --print, nothing is written and the
-    Home need not exist yet. Exit status 3 on error.
+    Home need not exist yet (with --json: each file's path, role, action and text, written
+    false). Exit status 3 on error.
     """
     from pathlib import Path
 
@@ -57,6 +58,10 @@ def bind(agent: str, print_only: bool, project: str, home: str | None, as_json: 
         raise ConfigError("not a folder", path=project, hint="pass --project with the agent's project folder")
     changes = plan_binding(agent, folder, root, command=default_server_command())
     note = AGENTS[agent].note
+    if print_only and as_json:
+        files = [{**change.to_json(), "written": False, "text": change.text} for change in changes]
+        echo_json({"agent": agent, "files": files, "note": note})
+        return
     if print_only:
         for change in changes:
             click.echo(f"==> {change.shown} ({change.action}, not written) <==")

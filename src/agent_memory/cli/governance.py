@@ -207,7 +207,7 @@ def _decide(record_id: str, verdict: str, reason: str, home: str | None, as_json
 def approve(record_ids: tuple[str, ...], reason: str, home: str | None, as_json: bool) -> None:
     """Approve the quarantined records RECORD_ID…: they may then be autoloaded (review events in the log).
 
-    Every id is checked before any is approved (DESIGN.md §9; fresh-user trial, session 3): an
+    Every id is checked before any is approved (DESIGN.md §9): an
     unknown id (RecordNotFound), a pending proposal (ProposalError), or a record neither
     quarantined nor rejected (LifecycleError) refuses the whole command and nothing is
     approved. An id given twice is approved once. All approvals share one opened Home (one
