@@ -125,3 +125,23 @@ def test_without_user_in_the_environment_the_default_source_names_the_uids_user(
         record_id = runner.ok("remember", f"The kiln is booked by {expected}", "--home", str(home)).strip()
         shown = json.loads(runner.ok("show", record_id, "--json", "--home", str(home)))
         assert shown["provenance"]["ref"] == expected, shown["provenance"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("remember", "We ship on Fridays.", "--source", ""),
+        ("remember", "We ship on Fridays.", "--source", "  "),
+        ("capture", "We ship on Fridays.", "--source", ""),
+        ("withdraw", "--source", "", "--reason", "wrong"),
+    ],
+)
+def test_an_empty_source_is_a_usage_error_and_writes_nothing(
+    cli: Cli, home: Path, args: tuple[str, ...]
+) -> None:
+    # An empty --source used to be replaced by cli:<user>@<date> without a word (newcomer trial).
+    before = snapshot(home)
+    result = cli(*args, "--home", str(home))
+    assert result.returncode == 2, result
+    assert "Invalid value for '--source': must not be empty" in result.stderr
+    assert snapshot(home) == before

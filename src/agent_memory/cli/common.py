@@ -19,7 +19,7 @@ __all__ = [
     "echo_json",
     "home_option",
     "json_option",
-    "non_empty_path",
+    "non_empty",
     "open_home",
     "quiet_option",
     "scope_options",
@@ -28,13 +28,19 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def non_empty_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Click callback: refuse an empty or blank path, which would otherwise mean ``./memory``.
+def non_empty(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback: refuse an empty or blank value, which would otherwise mean the default.
+
+    An empty ``--home ""`` would mean ``./memory``, an empty ``--source ""`` the default
+    ``cli:<user>@<date>``: both are usage errors (exit status 2) instead. ``value`` is a
+    string, ``None`` (left out) or, for a ``multiple`` option, a tuple of strings.
 
     Raises:
-        click.BadParameter: ``value`` is ``""`` or only spaces (the message names the parameter).
+        click.BadParameter: ``value`` (or one of its items) is ``""`` or only spaces (click's
+            message names the parameter).
     """
-    if value is not None and not value.strip():
+    values = value if isinstance(value, tuple) else (value,)
+    if any(item is not None and not str(item).strip() for item in values):
         raise click.BadParameter("must not be empty (leave it out to use the default)")
     return value
 
@@ -49,7 +55,7 @@ def home_option(func: F) -> F:
         "home",
         metavar="PATH",
         default=None,
-        callback=non_empty_path,
+        callback=non_empty,
         help="The Home folder [default: $AGENT_MEMORY_HOME, else ./memory].",
     )(func)
 
@@ -81,6 +87,7 @@ def scope_options(func: F) -> F:
             "sources",
             multiple=True,
             metavar="REF",
+            callback=non_empty,
             help="A source or run ref (covers its #anchors).",
         ),
         click.option(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from agent_memory.cli.common import default_source, echo_json, home_option, json_option, open_home
+from agent_memory.cli.common import default_source, echo_json, home_option, json_option, non_empty, open_home
 
 _EDITOR_HINT = 'set VISUAL or EDITOR, e.g. export EDITOR=nano (or EDITOR="code --wait")'
 
@@ -30,6 +30,7 @@ _EDITOR_HINT = 'set VISUAL or EDITOR, e.g. export EDITOR=nano (or EDITOR="code -
     "--source",
     metavar="REF",
     default=None,
+    callback=non_empty,
     help="Where the correction came from [default: cli:<user>@<date>].",
 )
 @click.option(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import non_empty_path, quiet_option
+from agent_memory.cli.common import non_empty, quiet_option
 from agent_memory.cli.progress import progress
 
 __all__ = ["demo"]
@@ -16,7 +16,7 @@ __all__ = ["demo"]
     "home",
     metavar="PATH",
     default=None,
-    callback=non_empty_path,
+    callback=non_empty,
     help="A new or empty folder for the demo Home [default: a fresh temporary folder, kept, key inside].",
 )
 @click.option(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, json_option, non_empty_path
+from agent_memory.cli.common import echo_json, json_option, non_empty
 
 
 @click.command()
-@click.argument("path", required=False, type=click.Path(path_type=str), callback=non_empty_path)
-@click.option("--home", "home", metavar="PATH", default=None, callback=non_empty_path, help="Same as PATH.")
+@click.argument("path", required=False, type=click.Path(path_type=str), callback=non_empty)
+@click.option("--home", "home", metavar="PATH", default=None, callback=non_empty, help="Same as PATH.")
 @click.option(
     "--timezone", metavar="ZONE", default=None, help="IANA time zone for local days [default: system]."
 )
@@ -68,7 +68,7 @@ def init(
     "home",
     metavar="PATH",
     default=None,
-    callback=non_empty_path,
+    callback=non_empty,
     help="The Home [default: $AGENT_MEMORY_HOME, ./memory].",
 )
 def init_key(home: str | None) -> None:

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import click
 
-from agent_memory.cli.common import commit_home, echo_json, home_option, json_option, open_home, quiet_option
+from agent_memory.cli.common import (
+    commit_home,
+    echo_json,
+    home_option,
+    json_option,
+    non_empty,
+    open_home,
+    quiet_option,
+)
 from agent_memory.cli.progress import progress
 
 _KINDS = click.Choice(["state", "knowledge"])
@@ -24,7 +32,13 @@ _KINDS = click.Choice(["state", "knowledge"])
 @click.argument("text")
 @click.option("--kind", type=_KINDS, default="knowledge", show_default=True, help="state or knowledge.")
 @click.option("--subject", metavar="KEY", default=None, help="Exact key of a state item, e.g. host:staging.")
-@click.option("--source", metavar="REF", required=True, help="Where it came from (required, seed 000 §9).")
+@click.option(
+    "--source",
+    metavar="REF",
+    required=True,
+    callback=non_empty,
+    help="Where it came from (required, seed 000 §9).",
+)
 @click.option("--taint", "taints", multiple=True, metavar="LABEL", help="The session's taint, e.g. external.")
 @click.option(
     "--at",

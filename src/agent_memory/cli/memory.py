@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_memory.cli.common import default_source, echo_json, home_option, json_option
+from agent_memory.cli.common import default_source, echo_json, home_option, json_option, non_empty
 from agent_memory.records.fields import screen_plain
 
 if TYPE_CHECKING:
@@ -38,7 +38,11 @@ def _time(value: str | None, option: str) -> datetime | None:
 @click.command()
 @click.argument("text")
 @click.option(
-    "--source", metavar="REF", default=None, help="Where it came from [default: cli:<user>@<date>]."
+    "--source",
+    metavar="REF",
+    default=None,
+    callback=non_empty,
+    help="Where it came from [default: cli:<user>@<date>].",
 )
 @click.option(
     "--type",
@@ -209,7 +213,9 @@ def recall(
 @click.argument("old_id")
 @click.argument("text")
 @click.option("--reason", required=True, help="Why the old record is replaced.")
-@click.option("--source", metavar="REF", default=None, help="Where the correction came from.")
+@click.option(
+    "--source", metavar="REF", default=None, callback=non_empty, help="Where the correction came from."
+)
 @click.option("--expected-version", type=int, default=None, help="Fail unless OLD_ID has this many versions.")
 @home_option
 @json_option
