@@ -8,7 +8,7 @@ reasons, so erasure (which must leave no erased byte anywhere) never has to rewr
 
 An entry is one line, the canonical JSON (:func:`agent_memory.records.wire.canonical_json`) of::
 
-    {"action": "put", "actor": "owner", "details": {"version": 1}, "prev": "<64 hex>",
+    {"action": "put", "actor": "owner", "details": {"versions": [1]}, "prev": "<64 hex>",
      "record_ids": ["mem:…"], "seq": 7, "time": "2026-01-01T00:00:00.000Z"}
 
 Invariants every adapter keeps (and :class:`~agent_memory.log.chain.ChainCheck` verifies):
@@ -58,7 +58,7 @@ GENESIS = "0" * 64
 class Action(StrEnum):
     """The vocabulary of log events (seed 000 §7.1 capability 5 and §8 "Timeline"; DESIGN.md §9)."""
 
-    PUT = "put"  # a record version was appended (details: version)
+    PUT = "put"  # record versions were appended (details: versions, their numbers; [] for none)
     SUPERSEDE = "supersede"  # old -> successor (record_ids: old, new; details: reason)
     TRANSITION = "transition"  # a transition pair was opened
     RESOLVE = "resolve"  # a transition pair was resolved

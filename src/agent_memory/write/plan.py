@@ -147,8 +147,10 @@ def execute(
     """
     record, other = plan.record, plan.other
     if plan.kind is PlanKind.CREATE or other is None:
-        written = _put(store, [Proposal(ProposalKind.CREATE, record=record)], now, sign)
-        log.append("put", actor=actor, record_ids=(record.id,), details={"version": 1}, now=now)
+        written = _put(
+            store, validate_proposals(store, [Proposal(ProposalKind.CREATE, record=record)], now=now), sign
+        )
+        log.append("put", actor=actor, record_ids=(record.id,), details={"versions": [1]}, now=now)
         return written
     details = {"op": plan.kind.value, "reason": plan.reason, "subject": record.subject or ""}
     supersede = Proposal(ProposalKind.SUPERSEDE, record=record, target_id=other.id, reason=plan.reason)
@@ -156,14 +158,11 @@ def execute(
         Proposal(ProposalKind.CREATE, record=record),
         Proposal(ProposalKind.TRANSITION, target_id=other.id, other_id=record.id, reason=plan.reason),
     ]
-    # Refused before the intent is logged: a write the gate refuses leaves no trace in the log.
-    validate_proposals(store, [supersede] if plan.kind is PlanKind.SUPERSEDE else dispute, now=now)
+    # Checked once, before the intent is logged: a write the gate refuses leaves no trace in the
+    # log; the versions it returns are what is put (a dispute's new record first, then the pair).
+    versions = validate_proposals(store, [supersede] if plan.kind is PlanKind.SUPERSEDE else dispute, now=now)
     intent = log.append("intent", actor=actor, record_ids=(other.id, record.id), details=details, now=now)
-    if plan.kind is PlanKind.SUPERSEDE:
-        written = _put(store, [supersede], now, sign)
-    else:
-        written = _put(store, dispute[:1], now, sign)
-        written += _open_dispute(store, other.id, record.id, plan.reason, now, sign)
+    written = _put(store, versions, sign)
     _close(log, intent, plan.kind.value, actor=actor, now=now)
     return written
 
@@ -177,17 +176,15 @@ def _open_dispute(
     sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     proposal = Proposal(ProposalKind.TRANSITION, target_id=old_id, other_id=new_id, reason=reason)
-    return _put(store, [proposal], now, sign)
+    return _put(store, validate_proposals(store, [proposal], now=now), sign)
 
 
 def _put(
     store: RecordStore,
-    proposals: list[Proposal],
-    now: datetime,
+    versions: list[MemoryRecord],
     sign: Callable[[MemoryRecord], MemoryRecord] | None,
 ) -> list[MemoryRecord]:
-    """Validate ``proposals`` through the gate, sign each unsigned version with ``sign``, put them."""
-    versions = validate_proposals(store, proposals, now=now)
+    """Sign each unsigned version the gate returned with ``sign`` and put them, in order."""
     if sign is not None:
         versions = [v if v.signature else sign(v) for v in versions]
     for version in versions:

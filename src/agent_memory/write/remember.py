@@ -356,7 +356,11 @@ class Remember:
                     "put",
                     actor=writer.actor,
                     record_ids=(other.id,),
-                    details={"reason": "deduped: seen again", "source": record.provenance.ref},
+                    details={
+                        "reason": "deduped: seen again",
+                        "source": record.provenance.ref,
+                        "versions": [],
+                    },
                     now=stamp,
                 )
             return RememberResult(other.id, deduped=True, quarantined=bool(other.taint))
