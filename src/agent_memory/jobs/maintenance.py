@@ -153,12 +153,9 @@ class Maintenance:
             )
             if dry_run:
                 return report
-            for pending in report.proposals:
-                self.shelf.file(pending)
-            if branch and report.proposals:
-                report.branch, problem = self._branch(report.proposals, stamp)
-                if problem:
-                    report.rejections.append(Rejection("branch", problem))
+            report.branch, problem = self._file(report.proposals, stamp, branch=branch)
+            if problem:
+                report.rejections.append(Rejection("branch", problem))
             writer.log.append(
                 "consolidate",
                 actor=writer.actor,
@@ -246,12 +243,9 @@ class Maintenance:
             )
             if dry_run:
                 return report
-            for pending in report.proposals:
-                self.shelf.file(pending)
-            if branch and report.proposals:
-                report.branch, problem = self._branch(report.proposals, stamp)
-                if problem:
-                    report.selection.problems.append(problem)
+            report.branch, problem = self._file(report.proposals, stamp, branch=branch)
+            if problem:
+                report.selection.problems.append(problem)
             entry = writer.log.append(
                 "distill",
                 actor=writer.actor,
@@ -262,20 +256,28 @@ class Maintenance:
             report.log_seq = entry.seq
         return report
 
-    def _branch(self, proposals: list[PendingProposal], stamp: datetime) -> tuple[str | None, str | None]:
-        """Commit ``proposals`` on a maintenance branch of a git Home: ``(branch, None)`` or ``(None, why)``.
+    def _file(
+        self, proposals: list[PendingProposal], stamp: datetime, *, branch: bool
+    ) -> tuple[str | None, str | None]:
+        """File ``proposals`` on the shelf, then commit them on a maintenance branch of a git Home.
 
-        The live files are the review's input either way; the branch is only the audit copy,
-        so a git failure is reported, not raised.
+        Returns ``(branch, None)``, or ``(None, why not)`` when git failed: the live files are
+        the review's input either way and the branch only the audit copy, so that is reported,
+        not raised. No branch when ``branch`` is false, nothing was proposed or there is no Home.
+
+        Raises:
+            OSError: A proposal file cannot be written (those filed before it stay).
         """
         from agent_memory.jobs.branches import commit_maintenance_branch
 
-        if self.home is None:
+        for pending in proposals:
+            self.shelf.file(pending)
+        if self.home is None or not branch or not proposals:
             return None, None
         try:
-            branch = commit_maintenance_branch(
+            name = commit_maintenance_branch(
                 self.home.root, self.writer.store, proposals, now=stamp, next_free=True
             )
         except ConfigError as exc:
             return None, f"no maintenance branch: {exc}"
-        return branch, None
+        return name, None
