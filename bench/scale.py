@@ -101,6 +101,13 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+def timed_cpu(action: Callable[[], object]) -> tuple[float, float]:
+    """Return the seconds ``action`` takes and the CPU seconds this process spent on it."""
+    started, cpu = time.perf_counter(), time.process_time()
+    action()
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
 def bounded(items: list[Any], action: Callable[[Any], object]) -> float:
     """Call ``action`` per item until :data:`BUDGET_S` is spent (at least :data:`MINIMUM`); return calls/s."""
     return bounded_cpu(items, action)[0]
@@ -241,8 +248,8 @@ def measure_tier(
         memory, disk = open_backend(backend, work, dsn, records)
         out["fill_per_s"] = size / (time.perf_counter() - started)
         store = memory.store
-        out["list_s"] = timed(store.list)
-        out["reindex_s"] = timed(memory.catalog.rebuild)
+        out["list_s"], out["list_cpu_s"] = timed_cpu(store.list)
+        out["reindex_s"], out["reindex_cpu_s"] = timed_cpu(memory.catalog.rebuild)
         for question in asked[:10]:  # warm caches and connections
             memory.recall(question, now=NOW)
         bare, recall = [], []
@@ -281,14 +288,14 @@ def measure_tier(
 
             out["many_per_s"], out["many_cpu_ms"] = bounded_cpu(chunks, many, weight=BATCH)
             out["many_refused"] = sum(refused)
-        out["terms_s"] = timed(lambda: [content_terms(r.body) for r in store.list()])
+        out["terms_s"], out["terms_cpu_s"] = timed_cpu(lambda: [content_terms(r.body) for r in store.list()])
         report = None
 
         def dry_run() -> None:
             nonlocal report
             report = consolidate(store, now=NOW + timedelta(days=30))
 
-        out["consolidate_s"] = timed(dry_run)
+        out["consolidate_s"], out["consolidate_cpu_s"] = timed_cpu(dry_run)
         out["pairs"] = report.stats.get("pairs", 0) if report is not None else 0
         memory.close()
         out["disk_per_record"] = disk() / (size + 2 * writes)

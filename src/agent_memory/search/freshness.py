@@ -166,11 +166,12 @@ class Freshness:
                     self.problems.pop(rid, None)
         if progress is not None:
             progress(0, len(wanted))
+        changed = {h.name: set(plans[h.name][0]) for h in holdings}  # once: a set per chunk was quadratic
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
             batch, missing = self._read(chunk)
             for holding in holdings:
-                mine = set(plans[holding.name][0])
+                mine = changed[holding.name]
                 tokens = {rid: current[rid] for rid in chunk if rid in mine}
                 holding.apply(
                     self.ledger, {r: v for r, v in batch.items() if r in mine}, tokens, missing & mine
