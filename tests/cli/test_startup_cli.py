@@ -76,3 +76,15 @@ def test_doctor_counts_vectors_waiting_for_the_next_recall_as_healthy(cli: Cli, 
     cli.ok("render", "--home", str(home))
     out = cli.ok("doctor", "--home", str(home))
     assert "warning" not in out.splitlines()[0], out
+
+
+def test_an_import_leaves_no_vectors_for_the_next_recall_to_make(cli: Cli, home: Path) -> None:
+    notes = cli.root / "notes-in"
+    notes.mkdir()
+    (notes / "office.md").write_text(
+        "# Office\n\nThe espresso machine on floor two is broken.\n\nAda drinks green tea every morning.\n",
+        encoding="utf-8",
+    )
+    cli.ok("import", "--from", "markdown", str(notes), "--trust", "--home", str(home))
+    (index,) = json.loads(cli.ok("status", "--json", "--home", str(home)))["indexes"]
+    assert index["indexed"] == index["records"] > 0 and (index["stale"], index["waiting"]) == (0, 0)

@@ -147,3 +147,26 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_the_copy(
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
     assert (MiniLMEmbedder().embed(TEXTS) == reference).all()
+
+
+def test_a_weights_file_touched_but_unchanged_is_used_and_hashed_only_once(
+    cache: Path, reference: np.ndarray
+) -> None:
+    copy = _copy(cache)
+    weights = copy / "weights.bin"
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert (MiniLMEmbedder().embed(TEXTS) == reference).all()
+    assert copies(cache) == [copy]  # the same copy, not made again
+    recorded = _manifest(copy)["files"]
+    assert isinstance(recorded, dict) and recorded["weights.bin"]["mtime_ns"] == weights.stat().st_mtime_ns
+
+
+def test_without_a_home_folder_the_original_model_is_loaded(
+    monkeypatch: pytest.MonkeyPatch, reference: np.ndarray
+) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(model_cache, "cache_root", no_home)
+    assert (MiniLMEmbedder().embed(TEXTS) == reference).all()

@@ -91,7 +91,11 @@ def open_session(
             model it cannot load (the caller words it); a broken copy is never an error,
             only a slower start.
     """
-    folder = cache_root() / f"{source_sha256[:16]}-{_key(ort, source_sha256)}"
+    try:
+        folder = cache_root() / f"{source_sha256[:16]}-{_key(ort, source_sha256)}"
+    except RuntimeError:  # no home folder (and no XDG_CACHE_HOME) to keep a copy in
+        verify_source()
+        return ort.InferenceSession(str(model), sess_options=_options(ort, threads), providers=_PROVIDERS)
     if folder.is_dir():
         session = _load_copy(ort, folder, probe, threads)
         if session is not None:
@@ -104,7 +108,7 @@ def _key(ort: Any, source_sha256: str) -> str:
     return hashlib.sha256(f"{FORMAT} {source_sha256} {ort.__version__}".encode()).hexdigest()[:16]
 
 
-def _options(ort: Any, threads: int | None, level: str) -> Any:
+def _options(ort: Any, threads: int | None, level: str = "ORT_ENABLE_EXTENDED") -> Any:
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
@@ -133,6 +137,9 @@ def _load_copy(ort: Any, folder: Path, probe: Probe, threads: int | None) -> Any
             and _sha256(folder / _GRAPH) == files[_GRAPH]["sha256"]
             and (unchanged or _sha256(folder / _WEIGHTS) == files[_WEIGHTS]["sha256"])
         ):
+            if not unchanged:  # touched, not changed: note the new time so the next load need not hash
+                files[_WEIGHTS]["mtime_ns"] = weights.st_mtime_ns
+                _write_atomic(folder / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
             reason = "onnxruntime cannot load it"
             options = _options(ort, threads, "ORT_DISABLE_ALL")
             session = ort.InferenceSession(str(folder / _GRAPH), sess_options=options, providers=_PROVIDERS)
@@ -156,7 +163,7 @@ def _load_source_and_copy(ort: Any, model: Path, folder: Path, probe: Probe, thr
         _log.info("no cached copy of the model (%s): %s", folder.parent, exc)
         temp = None
     if temp is not None:
-        options = _options(ort, threads, "ORT_ENABLE_EXTENDED")
+        options = _options(ort, threads)
         options.optimized_model_filepath = str(temp / _GRAPH)
         external = "session.optimized_model_external_initializers"
         options.add_session_config_entry(f"{external}_file_name", _WEIGHTS)
@@ -167,7 +174,7 @@ def _load_source_and_copy(ort: Any, model: Path, folder: Path, probe: Probe, thr
             shutil.rmtree(temp, ignore_errors=True)
             temp = None
     if temp is None:
-        options = _options(ort, threads, "ORT_ENABLE_EXTENDED")
+        options = _options(ort, threads)
         return ort.InferenceSession(str(model), sess_options=options, providers=_PROVIDERS)
     try:
         _publish(temp, folder, probe(session), ort)
@@ -190,7 +197,7 @@ def _publish(temp: Path, folder: Path, probe_bytes: bytes, ort: Any) -> None:
         "files": files,
         "probe": base64.b64encode(probe_bytes).decode("ascii"),
     }
-    (temp / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    _write_atomic(temp / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
     try:
         os.rename(temp, folder)
     except OSError:
@@ -201,6 +208,12 @@ def _publish(temp: Path, folder: Path, probe_bytes: bytes, ort: Any) -> None:
     for other in folder.parent.iterdir():
         if other.name.startswith(prefix) and other != folder:
             shutil.rmtree(other, ignore_errors=True)  # the same model for an older onnxruntime or format
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
 
 
 def _sweep(root: Path) -> None:
