@@ -222,10 +222,12 @@ def main(argv: list[str] | None = None) -> int:
                 " agent_memory.memory` row) and the write: signature, note, log line, BM25. Its"
                 " vectors wait for the next query (search/freshness.py, Deferred), so it imports"
                 " neither numpy nor onnxruntime, and an ordinary sentence passes the secrets"
-                " pre-screen without importing detect-secrets. recall pays the porcelain, numpy,"
-                " onnxruntime and the MiniLM start from its cached optimised copy, then embeds the"
-                " question and what the remember rows left. The small Home has no git repository;"
-                " in one that has (init's default) each write adds its commit (a few git processes)."
+                " pre-screen without importing detect-secrets. recall on the hybrid Home pays the"
+                " porcelain and the MiniLM start (numpy, onnxruntime, the session from its cached"
+                " optimised copy: the `MiniLM start` row) before it embeds the question and what the"
+                " remember rows left, so on two cores it stays above the aim; a bm25 Home's recall is"
+                " the last row. The small Home has no git repository; in one that has (init's"
+                " default) each write adds its commit (a few git processes)."
             )
         if corpus.available() and args.records:
             started = time.perf_counter()
