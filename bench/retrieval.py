@@ -50,6 +50,7 @@ from retrieval_data import (
     CATEGORIES,
     LOCOMO,
     LONGMEMEVAL,
+    PARTS,
     CachedEmbedder,
     EmbeddingCache,
     History,
@@ -58,6 +59,7 @@ from retrieval_data import (
     load_locomo,
     load_longmemeval,
     ndcg_any,
+    part_of,
     recall_all,
     recall_any,
     reciprocal_rank,
@@ -65,6 +67,7 @@ from retrieval_data import (
     stratified,
 )
 from retrieval_docs import section
+from retrieval_ideas import dated_added
 from retrieval_variants import Part, System
 
 from agent_memory.log.inmemory import MemoryLog
@@ -72,7 +75,7 @@ from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.catalog import IndexCatalog
-from agent_memory.search.hybrid import boost_threads
+from agent_memory.search.hybrid import CoverageLookup, boost_threads
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.inmemory import InMemoryStore
 
@@ -80,6 +83,7 @@ HEADING = "## Retrieval quality"
 DEPTH = 100  # turns asked of every system per question
 PREVIOUS_COST = "hybrid, session 3 default (plain cosines, no date boost): query p50 ms"
 CURRENT_COST = "hybrid, thread means and date boost (default): query p50 ms"
+UNCOVERED_COST = "hybrid without the coverage look (session 4 default): query p50 ms"
 LOCOMO_KS = (5, 10, 25, 50)
 
 Ranking = list[int]
@@ -104,19 +108,27 @@ def records_for(
     return records, where
 
 
-def part_rankings(part: Part, history: History) -> list[list[Hit]]:
-    """Build ``part`` over the history and return its hits per question (record id = turn index)."""
+def part_rankings(part: Part, history: History) -> tuple[list[list[Hit]], list[dict[str, float]] | None]:
+    """Build ``part`` over the history and return its hits per question (record id = turn index).
+
+    For a part that can say how much of a question each hit holds (``CoverageLookup``, the
+    BM25 index) also each question's coverage of its hits, the hybrid's coverage look; else ``None``.
+    """
     records, where = records_for(history, part.document)
     index = part.make()
     index.index(records)
-    out = []
+    out, shares = [], []
+    covering = isinstance(index, CoverageLookup)
     for question in history.questions:
         hits = index.query(question.text, k=DEPTH)
         out.append([Hit(str(where[h.record_id]), h.score) for h in hits])
+        if covering:
+            held = index.coverage(question.text, [h.record_id for h in hits])
+            shares.append({str(where[i]): share for i, share in held.items()})
     close = getattr(index, "close", None)
     if callable(close):
         close()
-    return out
+    return out, shares if covering else None
 
 
 # ---------------------------------------------------------------------- systems of their own
@@ -228,6 +240,15 @@ def score_longmemeval(
     return out
 
 
+def coverage_factors(
+    shares: list[dict[str, float]] | None, q: int, exponent: float
+) -> dict[str, float] | None:
+    """Return question ``q``'s factors ``coverage ** exponent`` of a part (``None``: it has no coverage)."""
+    if shares is None:
+        return None
+    return {turn: share**exponent for turn, share in shares[q].items()}
+
+
 @dataclass
 class Result:
     """Per-question scores of one system on one dataset, and its seconds."""
@@ -235,26 +256,43 @@ class Result:
     scores: list[tuple[str, dict[str, float]]]  # (question label, metrics)
     seconds: float
     variant: bool = False
+    parts: list[str] | None = None  # per question: "tune" or "held-out" (retrieval_data.part_of)
 
-    def mean(self, metric: str, label: str | None = None) -> float | None:
-        """Mean of ``metric`` over all questions (or those of ``label``); None when absent."""
-        values = [m[metric] for lab, m in self.scores if metric in m and (label is None or lab == label)]
+    def mean(self, metric: str, label: str | None = None, part: str | None = None) -> float | None:
+        """Mean of ``metric`` over all questions (or those of ``label``, of ``part``); None when absent."""
+        tags = self.parts or ["all"] * len(self.scores)
+        values = [
+            m[metric]
+            for (lab, m), tag in zip(self.scores, tags, strict=True)
+            if metric in m and (label is None or lab == label) and (part is None or tag == part)
+        ]
         return statistics.fmean(values) if values else None
 
 
 def evaluate(
-    histories: list[History], parts: dict[str, Part], systems: list[System], dataset: str
+    histories: list[History],
+    parts: dict[str, Part],
+    systems: list[System],
+    dataset: str,
+    tune: frozenset[str] = frozenset(),
 ) -> dict[str, Result]:
-    """Run every system over every history; parts are built once per history and shared."""
+    """Run every system over every history; parts are built once per history and shared.
+
+    ``tune`` names the histories of the tuning part; each question's scores are tagged
+    ``tune`` or ``held-out`` by it (:meth:`Result.mean` ``part``).
+    """
     needed = list(dict.fromkeys(p for s in systems for p in s.parts))
     part_seconds: dict[str, float] = defaultdict(float)
     scores: dict[str, list[tuple[str, dict[str, float]]]] = defaultdict(list)
     seconds: dict[str, float] = defaultdict(float)
+    tags: list[str] = []
     for history in histories:
+        tags += ["tune" if history.name in tune else "held-out"] * len(history.questions)
         built: dict[str, list[list[Hit]]] = {}
+        shares: dict[str, list[dict[str, float]] | None] = {}
         for name in needed:
             started = time.perf_counter()
-            built[name] = part_rankings(parts[name], history)
+            built[name], shares[name] = part_rankings(parts[name], history)
             part_seconds[name] += time.perf_counter() - started
         for system in systems:
             started = time.perf_counter()
@@ -265,14 +303,21 @@ def evaluate(
                 threads = retrieval_variants.thread_keys(history) if system.thread_weight else {}
                 rankings = []
                 for q in range(len(history.questions)):
-                    combined = combine([built[p][q] for p in system.parts])
+                    rankings_q = [built[p][q] for p in system.parts]
+                    if system.coverage and system.combine is not None:
+                        scales = [coverage_factors(shares[p], q, system.coverage) for p in system.parts]
+                        combined = system.combine(rankings_q, scales)
+                    else:
+                        combined = combine(rankings_q)
                     if system.thread_second:
                         combined = retrieval_parts.boost_threads_top2(
                             combined, threads, system.thread_weight, system.thread_second
                         )
                     elif system.thread_weight:
                         combined = boost_threads(combined, threads, system.thread_weight)
-                    if system.date_weight:
+                    if system.date_add:
+                        combined = dated_added(combined, history, q, system.date_weight, system.date_add)
+                    elif system.date_weight:
                         combined = retrieval_parts.dated(combined, history, q, system.date_weight)
                     rankings.append([int(h.record_id) for h in combined[:DEPTH]])
             seconds[system.name] += time.perf_counter() - started
@@ -284,7 +329,7 @@ def evaluate(
                 scores[system.name].append((question.label, metrics))
     for system in systems:
         seconds[system.name] += sum(part_seconds[p] for p in system.parts)
-    return {s.name: Result(scores[s.name], seconds[s.name], bool(s.note)) for s in systems}
+    return {s.name: Result(scores[s.name], seconds[s.name], bool(s.note), tags) for s in systems}
 
 
 # ---------------------------------------------------------------------- cost
@@ -314,8 +359,9 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
     """Time what the defaults cost at ``size`` notes, each against what it replaced.
 
     The pairs: BM25 context 0 vs 2, hybrid candidates 32 vs 100, hybrid without and with
-    the thread boost, and session 3's default hybrid (plain cosines, floor 0.3, no date
-    boost) against this one (thread means and the date boost).
+    the thread boost, session 3's default hybrid (plain cosines, floor 0.3, no date
+    boost) against this one (thread means and the date boost), and session 4's default
+    (no coverage look) against this one.
 
     Queries are the datasets' questions at k = 32 (what recall asks). The settings take turns
     on every question, two rounds, and the better median is kept, so load slows them alike.
@@ -353,7 +399,15 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
             [fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax", thread_weight=0.0
         )
         before = hybrid.HybridIndex(
-            [fts[2], plain], method="weighted", weights=[2, 1], normalise="minmax", date_weight=0.0
+            [fts[2], plain],
+            method="weighted",
+            weights=[2, 1],
+            normalise="minmax",
+            date_weight=0.0,
+            coverage=0.0,
+        )
+        uncovered = hybrid.HybridIndex(
+            [fts[2], vectors], method="weighted", weights=[2, 1], normalise="minmax", coverage=0.0
         )
 
         def with_candidates(count: int) -> Callable[[str], object]:
@@ -386,6 +440,12 @@ def cost(histories: list[History], embedder: Embedder, size: int) -> list[list[s
             {
                 PREVIOUS_COST: lambda q: before.query(q, k=32),
                 CURRENT_COST: lambda q: fused.query(q, k=32),
+            },
+            {
+                UNCOVERED_COST: lambda q: uncovered.query(q, k=32),
+                f"hybrid, coverage look ** {hybrid.COVERAGE} (default): query p50 ms": lambda q: fused.query(
+                    q, k=32
+                ),
             },
         ]
         for timed in pairs:
@@ -433,6 +493,18 @@ def main(argv: list[str] | None = None) -> None:
         " embedding cache holds only those haystacks",
     )
     parser.add_argument(
+        "--part",
+        choices=PARTS,
+        default="all",
+        help="the data to run on: all, the tuning part or the held-out part (retrieval_data.part_of)",
+    )
+    parser.add_argument(
+        "--split-sample",
+        default="",
+        help="T,H: LongMemEval = T questions of the tuning part and H held out, each stratified"
+        " (retrieval_data.part_of), for a run whose embedding cache holds only those",
+    )
+    parser.add_argument(
         "--product-datasets",
         default="locomo,longmemeval",
         help="datasets that get the product rows (CLI import, then MCP recall); '' for none",
@@ -449,6 +521,15 @@ def main(argv: list[str] | None = None) -> None:
     locomo = load_locomo()
     longmemeval, skipped = load_longmemeval()
     eligible = len(longmemeval)
+    tune_locomo, tune_lme = part_of(locomo, longmemeval, "tune")
+    tune = frozenset(h.name for h in [*tune_locomo, *tune_lme])
+    if args.split_sample:
+        held_lme = part_of(locomo, longmemeval, "held-out")[1]
+        tuned, held = (int(n) for n in args.split_sample.split(","))
+        longmemeval = sorted(
+            [*stratified(tune_lme, tuned), *stratified(held_lme, held)], key=lambda h: h.name
+        )
+    locomo, longmemeval = part_of(locomo, longmemeval, args.part)
     sample = stratified(longmemeval, 40 if args.quick else args.sample or len(longmemeval))
     if args.quick or args.questions:
         longmemeval = stratified(longmemeval, 40 if args.quick else args.questions)
@@ -488,7 +569,7 @@ def main(argv: list[str] | None = None) -> None:
         if which == "variants" and len(sample) == len(longmemeval) and "longmemeval" in results:
             reused = {n: r for n, r in results["longmemeval"].items() if n in retrieval_variants.REFERENCE}
             systems = [s for s in systems if s.name not in reused]
-        results[dataset] = reused | evaluate(histories, parts, systems, dataset.split("-")[0])
+        results[dataset] = reused | evaluate(histories, parts, systems, dataset.split("-")[0], tune)
         for name, result in results[dataset].items():
             key = "R@10" if dataset == "locomo" else "recall_all@5"
             print(
@@ -510,10 +591,13 @@ def main(argv: list[str] | None = None) -> None:
         "categories": CATEGORIES,
         "cost": costs,
         "threads_from": retrieval_parts.THREADS_FROM,
+        "part": args.part,
+        "split_sample": args.split_sample,
     }
     text = section(HEADING, results, context)
     print(text)
-    if not (args.quick or args.no_write or args.only or args.datasets != parser.get_default("datasets")):
+    partial = args.only or args.datasets != parser.get_default("datasets") or args.part != "all"
+    if not (args.quick or args.no_write or partial):
         replace_section(HEADING, text)
 
 

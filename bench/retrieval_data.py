@@ -197,6 +197,35 @@ def stratified(histories: list[History], count: int) -> list[History]:
     return sorted(chosen, key=lambda h: h.name)
 
 
+TUNE_CONVERSATIONS = 4
+"""LoCoMo conversations of the tuning part (the first four); the other three are held out."""
+TUNE_QUESTIONS = 100
+"""LongMemEval questions of the tuning part (:func:`stratified`, all types); the rest are held out."""
+PARTS = ("all", "tune", "held-out")
+
+
+def part_of(
+    locomo: list[History], longmemeval: list[History], part: str
+) -> tuple[list[History], list[History]]:
+    """Return the histories of one part of the data: ``all``, ``tune`` or ``held-out``.
+
+    Ideas are tuned on ``tune`` (LoCoMo conversations 1-4, 757 questions; 100 LongMemEval
+    questions, every type in proportion) and reported on ``held-out`` (LoCoMo conversations
+    5-7, 590 questions; the other 193 LongMemEval questions), which no choice looked at.
+
+    Raises:
+        ValueError: ``part`` is not one of :data:`PARTS`.
+    """
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r} (one of: {', '.join(PARTS)})")
+    if part == "all":
+        return locomo, longmemeval
+    tune = {h.name for h in stratified(longmemeval, TUNE_QUESTIONS)}
+    if part == "tune":
+        return locomo[:TUNE_CONVERSATIONS], [h for h in longmemeval if h.name in tune]
+    return locomo[TUNE_CONVERSATIONS:], [h for h in longmemeval if h.name not in tune]
+
+
 # ---------------------------------------------------------------------- metrics
 
 

@@ -17,17 +17,24 @@ thing against the default and says what in its name:
   (:mod:`agent_memory.search.dates`) with the question's date as ``now``; and, bench only,
   vectors mixed with their ±1 neighbours (``MixedVectors``).
 
-The bench-only indexes live in :mod:`retrieval_parts`; the thread boost reads
+- **session 5** (issue 21 item 3): the hybrid's coverage look (``hybrid.COVERAGE``, the default
+  since session 5) and the ideas measured beside it (:mod:`retrieval_ideas`): a thread scored
+  by its two best turns, the notes of the question's date window added as candidates,
+  sub-questions per name, the vectors asked the content words only, and (LoCoMo only: the
+  70,000 LongMemEval windows would double the embedding cache) vectors of ±1-turn windows.
+
+The bench-only indexes live in :mod:`retrieval_parts` and :mod:`retrieval_ideas`; the thread boost reads
 ``FtsIndex.threads``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from retrieval_data import History
+from retrieval_ideas import ContentWords, SubQueries, SubQueriesFts
 from retrieval_parts import (
     FTS_CLASS,
     MixedVectors,
@@ -42,12 +49,14 @@ from agent_memory.search.base import Embedder, Hit, SearchIndex
 from agent_memory.search.dates import DATE_WEIGHT
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.holdings import fuse as fuse_recipe
-from agent_memory.search.hybrid import THREAD_WEIGHT, HybridIndex, fuse
+from agent_memory.search.hybrid import COVERAGE, THREAD_WEIGHT, HybridIndex, fuse
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec
 from agent_memory.search.threads import place_of
 from agent_memory.search.vectors import VectorIndex, scoring_options
 
 Ranker = Callable[[History], list[list[int]]]
+Scales = Sequence[Mapping[str, float] | None] | None
+"""Per part, the coverage look's factors by record id (``hybrid.fuse`` ``scales``)."""
 """A system of its own: builds over a history and returns a ranking per question."""
 
 
@@ -66,13 +75,15 @@ class System:
 
     name: str
     parts: tuple[str, ...] = ()
-    combine: Callable[[list[list[Hit]]], list[Hit]] | None = None
+    combine: Callable[..., list[Hit]] | None = None  # (rankings[, scales]) -> fused hits
     own: Ranker | None = None  # bm25s, porcelain: a ranking per question
     sessions: bool = False  # its ranking holds sessions, not turns
     note: str = ""
     thread_weight: float = 0.0  # thread boost after ``combine`` (hybrid.boost_threads)
     date_weight: float = 0.0  # date boost last (dates.boost_dates), the question's date as now
+    date_add: int = 0  # bench-only: the notes of a window of at most this many are added as candidates
     thread_second: float = 0.0  # bench-only: the thread boost also adds this share of the second best
+    coverage: float = 0.0  # the coverage look's exponent (hybrid.COVERAGE), read from the BM25 part
 
 
 def body(history: History, index: int) -> str:
@@ -82,18 +93,18 @@ def body(history: History, index: int) -> str:
 
 def rrf(
     weights: Sequence[float] = (1.0, 1.0), k_rrf: int = 60, depth: int | None = None
-) -> Callable[[list[list[Hit]]], list[Hit]]:
+) -> Callable[..., list[Hit]]:
     """Return a combiner: reciprocal rank fusion with these weights and constant (hybrid.fuse).
 
     With ``depth``, only each part's first ``depth`` hits are fused; the rest of the
     ranking follows, fused over every hit.
     """
 
-    def combine(rankings: list[list[Hit]]) -> list[Hit]:
-        full = fuse(rankings, weights, method="rrf", k_rrf=k_rrf)
+    def combine(rankings: list[list[Hit]], scales: Scales = None) -> list[Hit]:
+        full = fuse(rankings, weights, method="rrf", k_rrf=k_rrf, scales=scales)
         if depth is None:
             return full
-        head = fuse([r[:depth] for r in rankings], weights, method="rrf", k_rrf=k_rrf)
+        head = fuse([r[:depth] for r in rankings], weights, method="rrf", k_rrf=k_rrf, scales=scales)
         held = {h.record_id for h in head}
         return head + [h for h in full if h.record_id not in held]
 
@@ -102,14 +113,16 @@ def rrf(
 
 def weighted(
     weights: Sequence[float], normalise: Any = "max", depth: int | None = None
-) -> Callable[[list[list[Hit]]], list[Hit]]:
+) -> Callable[..., list[Hit]]:
     """Return a combiner: normalised-score fusion (hybrid.fuse ``weighted``); ``depth`` as for :func:`rrf`."""
 
-    def combine(rankings: list[list[Hit]]) -> list[Hit]:
-        full = fuse(rankings, weights, method="weighted", normalise=normalise)
+    def combine(rankings: list[list[Hit]], scales: Scales = None) -> list[Hit]:
+        full = fuse(rankings, weights, method="weighted", normalise=normalise, scales=scales)
         if depth is None:
             return full
-        head = fuse([r[:depth] for r in rankings], weights, method="weighted", normalise=normalise)
+        head = fuse(
+            [r[:depth] for r in rankings], weights, method="weighted", normalise=normalise, scales=scales
+        )
         held = {h.record_id for h in head}
         return head + [h for h in full if h.record_id not in held]
 
@@ -216,6 +229,9 @@ def parts(embedder: Embedder) -> dict[str, Part]:
     }.items():
         made = {"min_similarity": 0.3, **options}
         out[tag] = Part(tag, lambda o=made: VectorIndex(":memory:", embedder, **o), body)  # type: ignore[misc,arg-type]
+    out["fts-sub"] = Part("fts-sub", lambda: SubQueriesFts(from_recipe(bm25, embedder), 0.5), body)  # type: ignore[arg-type]
+    out["vec-sub"] = Part("vec-sub", lambda: SubQueries(from_recipe(vec, embedder), 0.5), body)  # type: ignore[arg-type]
+    out["vec-content"] = Part("vec-content", lambda: ContentWords(from_recipe(vec, embedder)), body)  # type: ignore[arg-type]
     for before, after in ((1, 0), (1, 1), (2, 2)):
         tag = f"w{before}{after}"
         out[f"fts-{tag}"] = Part(f"fts-{tag}", lambda: FtsIndex(":memory:", context=0), window(before, after))
@@ -223,7 +239,7 @@ def parts(embedder: Embedder) -> dict[str, Part]:
     return out
 
 
-def _default_combiner() -> Callable[[list[list[Hit]]], list[Hit]]:
+def _default_combiner() -> Callable[..., list[Hit]]:
     options: dict[str, Any] = dict(BUILTIN_RECIPES["hybrid"].options)
     if options["fusion"] == "rrf":
         return rrf(options["weights"], options["k_rrf"])
@@ -257,6 +273,7 @@ def systems(
             hybrid,
             thread_weight=THREAD_WEIGHT,
             date_weight=DATE_WEIGHT,
+            coverage=COVERAGE,
         ),
         System(
             "Memory.recall (default recipe)",
@@ -427,4 +444,78 @@ def systems(
             date_weight=d,
         ),
     ]
+    c = COVERAGE
+    variants += [
+        # Session 5 (issue 21 item 3): the coverage look and the ideas measured beside it.
+        System(
+            "hybrid without the coverage look (the session 4 default)",
+            both,
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+        ),
+        *(
+            System(
+                f"hybrid, coverage exponent {e:g}",
+                both,
+                hybrid,
+                note=v,
+                thread_weight=t,
+                date_weight=d,
+                coverage=e,
+            )
+            for e in (0.5, 1.0)
+        ),
+        System(
+            "hybrid, a thread scored by its best + 0.5 × its second best turn",
+            both,
+            hybrid,
+            note=v,
+            thread_weight=t,
+            thread_second=0.5,
+            date_weight=d,
+            coverage=c,
+        ),
+        System(
+            "hybrid, notes dated in the question's window added as candidates (≤ 40 notes)",
+            both,
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+            date_add=40,
+            coverage=c,
+        ),
+        System(
+            "hybrid, both parts also asked once per name the question names (× 0.5)",
+            ("fts-sub", "vec-sub"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+            coverage=c,
+        ),
+        System(
+            "hybrid, vectors asked the question's content words only",
+            ("fts", "vec-content"),
+            hybrid,
+            note=v,
+            thread_weight=t,
+            date_weight=d,
+            coverage=c,
+        ),
+    ]
+    if dataset == "locomo":  # LongMemEval's 70,000 windows were not embedded (module docstring)
+        variants.append(
+            System(
+                "hybrid + vectors of ±1-turn windows as a third part (2 : 1 : 0.5)",
+                ("fts", "vec", "vec-w11"),
+                weighted((2.0, 1.0, 0.5), "minmax"),
+                note=v,
+                thread_weight=t,
+                date_weight=d,
+                coverage=c,
+            )
+        )
     return main + variants

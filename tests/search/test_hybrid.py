@@ -210,6 +210,7 @@ def test_the_recipe_carries_the_method_its_constants_and_the_parts_recipes() -> 
         "weights": ["2.0", "1.0"],
         "thread_weight": "0.0",  # no part names threads: the boost is off (test_hybrid_threads.py)
         "date_weight": "0.0",  # nor the date boost, which reads the dates from the threads
+        "coverage": "0.0",  # nor can any say what share of a question a note holds
         "parts": [{"kind": "fake", "name": "a"}, {"kind": "fake", "name": "b"}],
         "k_rrf": 20,
     }

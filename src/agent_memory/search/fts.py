@@ -50,6 +50,7 @@ from typing import Literal
 
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
+from agent_memory.search import fts_coverage
 from agent_memory.search.base import Hit, IndexInputs, Recipe, document_text, inputs_digest, version_digest
 from agent_memory.search.fts_prune import PRUNE_SHARE, bounds, leave_out
 from agent_memory.search.fts_query import (
@@ -282,6 +283,21 @@ class FtsIndex(SharedConnection):
                 (json.dumps(ids),),
             ).fetchall()
         return {record_id: thread for record_id, thread in rows}
+
+    def coverage(self, text: str, record_ids: Sequence[str]) -> dict[str, float]:
+        """Return ``{record id: share of the question's words it holds}``, each in [0, 1], for every id given.
+
+        The share is idf-weighted, a word only in the note's context column counting half
+        (:mod:`.fts_coverage`); ids not held, and every id when ``text`` has no word, get 0.
+        The hybrid's second look reads it (:class:`~agent_memory.search.hybrid.CoverageLookup`).
+        """
+        ids = list(dict.fromkeys(record_ids))
+        with self._lock:
+            terms = content_terms(self._tokenize(prepare_query(text)))
+            if not terms or not ids:
+                return dict.fromkeys(ids, 0.0)
+            df = self._document_frequencies(terms)
+            return fts_coverage.coverage(self._conn, terms, df, self._count(), ids)
 
     def inputs(self) -> IndexInputs:
         """Return the count and digest of the (record id, version digest) pairs held, and ``built_at``."""

@@ -16,6 +16,12 @@ method the recipe names:
   ``f · wᵢ``: every candidate a part found is a match, so none is pinned to 0 (issue 21; in
   a Home of two matching notes the weaker one keeps a relevance a reader can act on).
 
+Before fusing, the **coverage look** (:mod:`.fts_coverage`, exponent :data:`COVERAGE`): a part
+that can say how much of the question each of its candidates holds (:class:`CoverageLookup`,
+e.g. :class:`~.fts.FtsIndex`) has each normalised score multiplied by ``coverage ** COVERAGE``
+(coverage in [0, 1], idf-weighted), so a note that shares one rare word of the question no
+longer outranks one that holds most of it; ``coverage`` 0 turns it off.
+
 Then the **thread boost** (:func:`boost_threads`, weight :data:`THREAD_WEIGHT`): every fused
 candidate gains ``THREAD_WEIGHT ×`` the best fused score among the candidates of its
 conversation thread (:mod:`.threads`: the turns of one session), itself included, so a turn
@@ -40,7 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -51,10 +57,12 @@ from agent_memory.search.dates import DATE_WEIGHT, boost_dates, date_window
 from agent_memory.search.threads import thread_time
 
 __all__ = [
+    "COVERAGE",
     "FUSION_METHODS",
     "MINMAX_FLOOR",
     "NORMALISATIONS",
     "THREAD_WEIGHT",
+    "CoverageLookup",
     "FusionMethod",
     "HybridIndex",
     "ThreadLookup",
@@ -80,6 +88,20 @@ THREAD_WEIGHT = 0.3
 docs/benchmarks.md, Retrieval quality: 0.15-0.4 were measured; 0.3 gave the best LoCoMo recall@10
 and @25 and left LongMemEval_S's session metrics unchanged."""
 
+COVERAGE = 0.3
+"""Exponent of the coverage look: a BM25 candidate's normalised score × coverage ** 0.3.
+docs/benchmarks.md, Retrieval quality: exponents 0.3, 0.5 and 1 were measured on the tuning part
+(issue 21 item 3); 0.5 and 1 cost LoCoMo recall@25 what they gain on LongMemEval."""
+
+
+@runtime_checkable
+class CoverageLookup(Protocol):
+    """A part that can say which share of a question each candidate holds (:mod:`.fts_coverage`)."""
+
+    def coverage(self, text: str, record_ids: Sequence[str]) -> dict[str, float]:
+        """Return ``{record id: coverage in [0, 1]}`` for every id given."""
+        ...
+
 
 @runtime_checkable
 class ThreadLookup(Protocol):
@@ -98,6 +120,7 @@ def fuse(
     k_rrf: int = 60,
     normalise: Normalisation = "max",
     combine: Combination = "sum",
+    scales: Sequence[Mapping[str, float] | None] | None = None,
 ) -> list[Hit]:
     """Fuse per-part rankings (each best first) into one list sorted by (−score, id).
 
@@ -113,13 +136,16 @@ def fuse(
         normalise: How ``weighted`` scales each part's scores into [0, 1].
         combine: How an id's contributions from several parts add up: ``sum`` (the
             module docstring's formulas) or ``max`` (its best contribution).
+        scales: Per part, ``None`` or a factor in [0, 1] per record id (absent: 1) that
+            multiplies that part's contribution for the id: the coverage look.
 
     Returns:
         Every id with a fused score > 0 (under ``minmax`` every id a part of non-zero weight
         found), best first; no cut to ``k``.
     """
     fused: dict[str, float] = {}
-    for hits, weight in zip(rankings, weights, strict=True):
+    factors = list(scales) if scales is not None else [None] * len(rankings)
+    for hits, weight, factor in zip(rankings, weights, factors, strict=True):
         if not hits or weight == 0:
             continue
         if method == "rrf":
@@ -127,8 +153,9 @@ def fuse(
         else:
             contributions = [weight * value for value in _normalised([h.score for h in hits], normalise)]
         for hit, contribution in zip(hits, contributions, strict=True):
+            scaled = contribution if factor is None else contribution * factor.get(hit.record_id, 1.0)
             before = fused.get(hit.record_id, 0.0)
-            fused[hit.record_id] = before + contribution if combine == "sum" else max(before, contribution)
+            fused[hit.record_id] = before + scaled if combine == "sum" else max(before, scaled)
     ranked = sorted((-score, record_id) for record_id, score in fused.items() if score > 0)
     return [Hit(record_id, -negative) for negative, record_id in ranked]
 
@@ -191,13 +218,15 @@ class HybridIndex:
             when a part is a :class:`ThreadLookup` (the first one is asked).
         date_weight: The date boost (module docstring), finite and ≥ 0; like the thread
             boost it needs a :class:`ThreadLookup` part, whose thread keys carry the dates.
+        coverage: The coverage look's exponent (module docstring), finite and ≥ 0 (0: off);
+            applied to the parts that are a :class:`CoverageLookup`.
         clock: Returns the current aware time: the question's time when ``query`` is
             given no ``now``. Defaults to the wall clock.
 
     Raises:
         ValueError: No parts, an unknown method or normalisation, ``k_rrf`` ≤ 0, weights
             of the wrong number, negative, infinite, NaN, or all zero, or a negative,
-            infinite or NaN ``thread_weight`` or ``date_weight``.
+            infinite or NaN ``thread_weight``, ``date_weight`` or ``coverage``.
     """
 
     def __init__(
@@ -211,6 +240,7 @@ class HybridIndex:
         name: str = "hybrid",
         thread_weight: float = THREAD_WEIGHT,
         date_weight: float = DATE_WEIGHT,
+        coverage: float = COVERAGE,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not parts:
@@ -228,6 +258,8 @@ class HybridIndex:
             raise ValueError(f"thread_weight must be finite and non-negative, got {thread_weight!r}")
         if not 0 <= date_weight < math.inf:
             raise ValueError(f"date_weight must be finite and non-negative, got {date_weight!r}")
+        if not 0 <= coverage < math.inf:
+            raise ValueError(f"coverage must be finite and non-negative, got {coverage!r}")
         self.parts = tuple(parts)
         self._method: FusionMethod = method
         self._k_rrf = k_rrf
@@ -237,6 +269,8 @@ class HybridIndex:
         self._threads = next((p for p in self.parts if isinstance(p, ThreadLookup)), None)
         self._thread_weight = float(thread_weight) if self._threads is not None else 0.0
         self._date_weight = float(date_weight) if self._threads is not None else 0.0
+        covering = any(isinstance(p, CoverageLookup) for p in self.parts)
+        self._coverage = float(coverage) if covering else 0.0
         self._clock = clock or utc_now
 
     def __repr__(self) -> str:
@@ -253,6 +287,7 @@ class HybridIndex:
             "weights": [repr(w) for w in self._weights],
             "thread_weight": repr(self._thread_weight),
             "date_weight": repr(self._date_weight),
+            "coverage": repr(self._coverage),
             "parts": [part.recipe.to_json() for part in self.parts],
         }
         if self._method == "rrf":
@@ -291,7 +326,12 @@ class HybridIndex:
         wanted = max(k, CANDIDATES)
         rankings = [part.query(text, k=wanted) for part in self.parts]
         fused = fuse(
-            rankings, self._weights, method=self._method, k_rrf=self._k_rrf, normalise=self._normalise
+            rankings,
+            self._weights,
+            method=self._method,
+            k_rrf=self._k_rrf,
+            normalise=self._normalise,
+            scales=self._coverages(text, rankings),
         )
         if self._threads is None or not fused or not (self._thread_weight or self._date_weight):
             return fused[:k]
@@ -308,6 +348,17 @@ class HybridIndex:
             dates = {record_id: when for record_id, key in threads.items() if (when := thread_time(key))}
             fused = boost_dates(fused, dates, window, self._date_weight)
         return fused[:k]
+
+    def _coverages(self, text: str, rankings: Sequence[Sequence[Hit]]) -> list[Mapping[str, float] | None]:
+        """Return each part's coverage factors (``coverage ** exponent``); ``None`` for a part without."""
+        out: list[Mapping[str, float] | None] = []
+        for part, hits in zip(self.parts, rankings, strict=True):
+            if not self._coverage or not hits or not isinstance(part, CoverageLookup):
+                out.append(None)
+                continue
+            shares = part.coverage(text, [hit.record_id for hit in hits])
+            out.append({record_id: share**self._coverage for record_id, share in shares.items()})
+        return out
 
     def inputs(self) -> IndexInputs:
         """Return what every part holds; when the parts disagree, a digest that matches nothing.
