@@ -33,10 +33,12 @@ Kinds and their options (defaults in brackets):
 Built in: ``bm25`` (with 2 neighbouring turns of context), ``vectors-minilm`` (with its
 thread's mean vector × 0.5, floor 0.2), ``vectors-hash`` and ``hybrid`` (BM25 and MiniLM
 scores, each min-max normalised, weighted 2 : 1; ``docs/benchmarks.md``, Retrieval quality,
-has the figures that chose them). Every hybrid also lifts each candidate by the best
-candidate of its conversation thread (:data:`~.hybrid.THREAD_WEIGHT`) and, when the
-question names a relative date, the candidates of that date (:data:`~.dates.DATE_WEIGHT`);
-neither is a recipe option (:func:`~.hybrid.boost_threads`, :mod:`.dates`). With
+has the figures that chose them). Every hybrid also weighs each BM25 candidate by the share
+of the question's words it holds (:data:`~.hybrid.COVERAGE`, :mod:`.fts_coverage`), lifts
+each candidate by the best candidate of its conversation thread
+(:data:`~.hybrid.THREAD_WEIGHT`) and, when the question names a relative date, the
+candidates of that date (:data:`~.dates.DATE_WEIGHT`); none is a recipe option
+(:func:`~.hybrid.boost_threads`, :mod:`.dates`). With
 ``recipes`` unset a Home reads ``hybrid`` when the MiniLM model can be loaded (it is part of
 the default install), else ``bm25`` alone (``docs/benchmarks.md``, Embedders, has the figures).
 
