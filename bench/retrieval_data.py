@@ -29,12 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agent_memory.records.fields import CONTROL_CHARACTERS
-from agent_memory.search.base import Embedder, Vectors
+from agent_memory.search.base import Embedder
+
+if TYPE_CHECKING:  # a type alias only type checkers see (search/base.py)
+    from agent_memory.search.base import Vectors
 
 DATASETS = Path(
     os.environ.get("AGENT_MEMORY_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets"

@@ -128,9 +128,15 @@ SPLIT_METRICS = (("locomo", "R@10"), ("locomo", "R@25"), ("lme", "recall_all@5")
 SPLIT_METRICS += (("lme", "ndcg@10"),)
 
 
+def _counts(context: dict[str, Any], dataset: str) -> str:
+    """``tune / held-out`` question counts of a dataset in this run."""
+    tuned, held = context.get("split", {}).get(dataset, (0, 0))
+    return f"{tuned:,} / {held:,}"
+
+
 def _split(results: dict[str, dict[str, Any]]) -> list[str]:
     """Session 5's rows with each figure on the tuning part and on the held-out part (``tune / held-out``)."""
-    tables = {"locomo": results.get("locomo", {}), "lme": results.get("longmemeval-sample", {})}
+    tables = {"locomo": results.get("locomo", {}), "lme": results.get("longmemeval", {})}
     rows = []
     for name in (DEFAULT, *SESSION5):
         if not any(name in rows_ for rows_ in tables.values()):
@@ -150,7 +156,7 @@ def _split(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def _session5(results: dict[str, dict[str, Any]]) -> list[str]:
     """Session 5's decisions (issue 21 item 3), each figure ``tuning part / held-out part``."""
-    tables = {"locomo": results.get("locomo", {}), "lme": results.get("longmemeval-sample", {})}
+    tables = {"locomo": results.get("locomo", {}), "lme": results.get("longmemeval", {})}
 
     def both(name: str, dataset: str, metric: str, label: str | None = None) -> str:
         got = tables[dataset].get(name)
@@ -458,15 +464,12 @@ def section(heading: str, results: dict[str, dict[str, Any]], context: dict[str,
             "",
             "### Session 5: tuned on one part, reported on the other",
             "",
-            "Issue 21 item 3. Each figure is `tuning part / held-out part`: LoCoMo conversations 1-4"
-            " (757 questions) / 5-7 (590); LongMemEval the questions of `retrieval_data.part_of`'s"
-            " tuning part (100 of the eligible, stratified by type) / the other 193"
-            + (
-                f", here a stratified {context['split_sample'].replace(',', ' / ')} of them"
-                f" (`--split-sample {context['split_sample']}`)"
-                if context.get("split_sample")
-                else ""
-            )
+            "Issue 21 item 3. Each figure is `tuning part / held-out part`: LoCoMo conversations 1-4 /"
+            f" 5-7 ({_counts(context, 'locomo')} questions here); LongMemEval the questions of"
+            " `retrieval_data.part_of`'s tuning part (100 of the eligible, stratified by type) / the other"
+            f" 193 ({_counts(context, 'longmemeval')} here"
+            + (f", `--split-sample {context['split_sample']}`" if context.get("split_sample") else "")
+            + ")"
             + ". Every choice of session 5 was made on the tuning part; the held-out part was run"
             " once the choices were made.",
             "",

@@ -253,6 +253,9 @@ REFERENCE = (
     "Memory.recall (default recipe)",
 )
 """Main rows also run beside the variants, on the same questions, as the reference."""
+SPLIT = "variant-split"
+"""The note of session 5's rows: they run with the main rows, on every question, so their figures can
+be split into the tuning and the held-out part (``retrieval_data.part_of``)."""
 
 
 def systems(
@@ -451,7 +454,7 @@ def systems(
             "hybrid without the coverage look (the session 4 default)",
             both,
             hybrid,
-            note=v,
+            note=SPLIT,
             thread_weight=t,
             date_weight=d,
         ),
@@ -460,7 +463,7 @@ def systems(
                 f"hybrid, coverage exponent {e:g}",
                 both,
                 hybrid,
-                note=v,
+                note=SPLIT,
                 thread_weight=t,
                 date_weight=d,
                 coverage=e,
@@ -471,7 +474,7 @@ def systems(
             "hybrid, a thread scored by its best + 0.5 × its second best turn",
             both,
             hybrid,
-            note=v,
+            note=SPLIT,
             thread_weight=t,
             thread_second=0.5,
             date_weight=d,
@@ -481,7 +484,7 @@ def systems(
             "hybrid, notes dated in the question's window added as candidates (≤ 40 notes)",
             both,
             hybrid,
-            note=v,
+            note=SPLIT,
             thread_weight=t,
             date_weight=d,
             date_add=40,
@@ -491,7 +494,7 @@ def systems(
             "hybrid, both parts also asked once per name the question names (× 0.5)",
             ("fts-sub", "vec-sub"),
             hybrid,
-            note=v,
+            note=SPLIT,
             thread_weight=t,
             date_weight=d,
             coverage=c,
@@ -500,7 +503,7 @@ def systems(
             "hybrid, vectors asked the question's content words only",
             ("fts", "vec-content"),
             hybrid,
-            note=v,
+            note=SPLIT,
             thread_weight=t,
             date_weight=d,
             coverage=c,
@@ -512,7 +515,7 @@ def systems(
                 "hybrid + vectors of ±1-turn windows as a third part (2 : 1 : 0.5)",
                 ("fts", "vec", "vec-w11"),
                 weighted((2.0, 1.0, 0.5), "minmax"),
-                note=v,
+                note=SPLIT,
                 thread_weight=t,
                 date_weight=d,
                 coverage=c,
