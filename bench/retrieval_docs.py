@@ -186,7 +186,8 @@ def _session5(results: dict[str, dict[str, Any]]) -> list[str]:
         "- **Measured, not adopted (session 5).** A thread scored by its best turn + 0.5 × its second"
         f" best: {five(top2)}. The notes dated in the question's window added as candidates (when the"
         f" window holds at most 40): {five(window)}; the candidates held the dated gold turns already"
-        " (7 of LoCoMo's, none of the LongMemEval sample's, were missing). Both parts also asked once per"
+        " (in session 5's count, 7 of LoCoMo's were missing and none of 27 LongMemEval questions'). Both"
+        " parts also asked once per"
         f" name the question names, others taken out (multi-hop): {five(subs)}, multi-hop R@10"
         f" {both(subs, 'locomo', 'R@10', 'multi-hop')} against"
         f" {both(DEFAULT, 'locomo', 'R@10', 'multi-hop')};"
@@ -262,6 +263,12 @@ def _cost_ratio(context: dict[str, Any]) -> str:
     return f"{before:.2f} → {after:.2f} ms, ×{after / before:.2f} (Cost table)"
 
 
+_NO_PRODUCT = (
+    "not run in this run (`--product-datasets ''`: it imports and embeds every history afresh, about 8"
+    " minutes a LoCoMo conversation on this machine)"
+)
+
+
 def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> list[str]:
     """The choices these tables support, each with the figures of the rows it rests on."""
     loc, lme = results.get("locomo", {}), results.get("longmemeval-sample", {})
@@ -280,6 +287,7 @@ def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> l
             f" recall_all@5 {get(lme, name, 'recall_all@5')}, NDCG@10 {get(lme, name, 'ndcg@10')}"
         )
 
+    product = pair(PRODUCT) if PRODUCT in loc else _NO_PRODUCT
     unboosted = "hybrid without the thread boost"
     prf = "bm25 + pseudo-relevance feedback (5 notes, 10 words, × 0.4)"
     plain = "hybrid, plain cosines ≥ 0.3 (no thread means)"
@@ -345,7 +353,8 @@ def _decisions(results: dict[str, dict[str, Any]], context: dict[str, Any]) -> l
         " `[recall] recency_weight` = 0.1 of a score (docs/settings.md); recall asks 100 candidates"
         f""" (was 32). Recency off: {pair('Memory.recall, [recall] recency = "off"')}; without the"""
         f" thread boost: {pair('Memory.recall without the thread boost')}.",
-        f"- **The product as users drive it** ({pair(PRODUCT)}): `agent-memory import --from"
+        f"- **The product as users drive it** ({product}):"
+        " `agent-memory import --from"
         " locomo|longmemeval` into a fresh Home (default install, hybrid recipe), then the MCP `recall`"
         " tool over stdio (budget 32,000 tokens, k = 100), asked now (MCP recall takes no clock, so"
         " relative dates in a question are read against today, not the question's date) "
