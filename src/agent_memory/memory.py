@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
@@ -46,7 +46,7 @@ from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
-from agent_memory.stores.verified import verified_get
+from agent_memory.stores.verified import verified_get, verified_history
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
@@ -137,6 +137,10 @@ class Memory(ReviewMethods, ErasureMethods):
             :meth:`open` reads the Home's.
         home: The Home this Memory is over (:meth:`open` passes it), or ``None``: Home-only
             capabilities (maintenance branches, views, git, distill) are then unavailable.
+        trusted_signers: ``amp:key:`` addresses besides ``identity`` (and the Home's
+            ``memory.toml [trust]``) whose signed records every reader takes; with an
+            ``identity``, a record signed by any other key, or unsigned, is refused
+            (:func:`~agent_memory.stores.verified.check_version`).
 
     Attributes:
         writer: The :class:`~agent_memory.write.writer.Writer` every service writes through.
@@ -177,6 +181,7 @@ class Memory(ReviewMethods, ErasureMethods):
         write_keys: WriteKeys | None = None,
         recall_settings: RecallSettings | None = None,
         home: Home | None = None,
+        trusted_signers: Iterable[str] = (),
     ) -> None:
         self.opened_at = time.time()
         self.write_keys = write_keys or WriteKeys(store, read_all=catalog.readable_records)
@@ -196,7 +201,10 @@ class Memory(ReviewMethods, ErasureMethods):
         self.log = log
         self.catalog = catalog
         self.identity = identity
-        catalog.sign_as(self.writer.address())  # verified reads
+        catalog.sign_as(  # verified reads: the Home's key and the signers memory.toml trusts
+            self.writer.address(),
+            {*trusted_signers, *(home.settings.trusted_signers if home is not None else ())},
+        )
         self.home: Home | None = home
         self.salience = salience or Salience()
         self.pending = pending or PendingRecords()
@@ -312,9 +320,17 @@ class Memory(ReviewMethods, ErasureMethods):
         """Import a MemoryFile under the writer lock, log it, and keep the caches in step.
 
         See :func:`~agent_memory.transfer.exchange.import_memory_file` (put what the Home
-        lacks, tombstones included; erased ids stay erased). The Home's own key and its
-        ``memory.toml [trust]`` signers are trusted besides ``trusted_signers``. One
-        ``import`` event names what was added and erased.
+        lacks, tombstones included; erased ids stay erased). A trusted file's tombstone of a
+        record held live here erases it through the same core as :meth:`erase` (its receipt
+        logged, dependents listed, every holder swept; the authority is the file's signer),
+        when the actor holds the ``erase`` grant; otherwise it is held back and said. The
+        import event names those receipts (``erasures``). The Home's own key and its
+        ``memory.toml [trust]`` signers are trusted besides ``trusted_signers``. What it
+        stores is signed by the Home's key, except a record that arrives unchanged and
+        signed by the Home's own key or a ``memory.toml [trust]`` signer, which is kept byte
+        for byte (issue 20: the verified read path then refuses any later edit). One
+        ``import`` event names what was added and erased, and under ``signed_by`` the
+        signer each record signed here had in the file.
 
         Raises:
             SignatureError, RecordError, ScreenError, LogError: As for
@@ -329,6 +345,28 @@ class Memory(ReviewMethods, ErasureMethods):
             *(home.settings.trusted_signers if home is not None else ()),
             *([address] if (address := self.writer.address()) is not None else []),
         }
+        erasures: list[str] = []
+
+        def erase(tombstones: Sequence[MemoryRecord]) -> None:
+            # The one erase core (issue 18): receipts, listed dependents and the sweep of
+            # every holder, as erase() leaves them; one erasure per reason the file gives.
+            by_reason: dict[str, list[str]] = {}
+            for tombstone in tombstones:
+                by_reason.setdefault(str(tombstone.redaction_reason), []).append(tombstone.id)
+            where = f" ({path})" if path else ""
+            for reason, ids in by_reason.items():
+                try:
+                    receipt = self._erase_held(
+                        sorted(ids),
+                        reason=reason,
+                        authority=f"MemoryFile signed by {memory_file.agent}{where}",
+                        stamp=stamp,
+                    )
+                except BaseException:
+                    self.write_keys.refresh(ids)
+                    raise
+                erasures.append(receipt.erasure_id)
+
         with self._writing():
             report = import_memory_file(
                 self.store,
@@ -340,10 +378,11 @@ class Memory(ReviewMethods, ErasureMethods):
                 actor=self.actor,
                 secrets=self.secrets,
                 sign=self.writer.sign,
+                keep_signed_by={*self.catalog.trusted_signers, *filter(None, [self._address()])},
+                erase=erase,
+                may_erase=self.actors.may(self.actor, "erase"),
                 now=stamp,
             )
-            if report.erased:
-                self.catalog.erased(report.erased)
             touched = [
                 *report.added,
                 *report.superseded.values(),
@@ -351,8 +390,6 @@ class Memory(ReviewMethods, ErasureMethods):
                 *report.tombstones,
             ]
             self._after_write([self.store.get(record_id) for record_id in dict.fromkeys(touched)])
-            if report.erased:
-                self.write_keys.refresh(report.erased)
             self.log.append(
                 "import",
                 actor=self.actor,
@@ -364,10 +401,12 @@ class Memory(ReviewMethods, ErasureMethods):
                     "skipped": report.skipped,
                     "tainted": report.tainted,
                     "digests": report.digests,
+                    "signed_by": report.signed_by,
                     "controls": report.controls_added,
                     "controls_refused": report.controls_refused,
                     "tombstones": report.tombstones,
                     "erased": report.erased,
+                    "erasures": erasures,
                     "erased_here": report.erased_here,
                 },
                 now=stamp,
@@ -431,11 +470,23 @@ class Memory(ReviewMethods, ErasureMethods):
             SignatureError: Its signature does not verify, or was removed
                 (:func:`~agent_memory.stores.verified.check_version`).
         """
-        return verified_get(self.store, record_id, home_signer=self._address())
+        return verified_get(
+            self.store, record_id, home_signer=self._address(), trusted=self.catalog.trusted_signers
+        )
 
     def history(self, record_id: str) -> list[MemoryRecord]:
-        """Return every version of a record, oldest first."""
-        return self.store.history(record_id)
+        """Return every version of a record, oldest first, once each verifies (the verified read path).
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: A note cannot be read, or its id does not match its content.
+            SignatureError: A version does not verify, lost its signature or is signed by a key
+                this Home does not trust (the message names the version;
+                :func:`~agent_memory.stores.verified.verified_history`).
+        """
+        return verified_history(
+            self.store, record_id, home_signer=self._address(), trusted=self.catalog.trusted_signers
+        )
 
     def status(self) -> dict[str, Any]:
         """Return counts by state, type and kind, open disputes, pending records and index status."""

@@ -104,9 +104,10 @@ def seed(store: RecordStore, keys: KeyPair | None = None, *, prefix: str = "") -
         provenance=source,
         created_at=T0 + timedelta(hours=2),
     )
+    retired = supersede(old, new, REASON, now=T0 + timedelta(hours=1))
     if keys is not None:
-        old, new, tea = (sign_record(record, keys) for record in (old, new, tea))
-    for record in (old, new, supersede(old, new, REASON, now=T0 + timedelta(hours=1)), tea):
+        old, new, retired, tea = (sign_record(record, keys) for record in (old, new, retired, tea))
+    for record in (old, new, retired, tea):
         store.put(record)
     return Seeded(old.id, new.id, tea.id)
 

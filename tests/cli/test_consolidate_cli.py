@@ -11,6 +11,7 @@ from installed import T0, Cli, snapshot
 from agent_memory.home import Home
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
 from agent_memory.records.record import MemoryRecord, Provenance
+from signing_store import signing_store
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def home(cli: Cli) -> Path:
     """A Home with a slot contradiction and a near-duplicate pair (notes written as ``remember`` would)."""
     path = cli.root / "home"
     cli.ok("init", str(path), "--no-git")
-    store = Home.open(path).store()
+    store = signing_store(Home.open(path))
     for n, text in enumerate(
         [
             "The staging database is Postgres 16",

@@ -10,6 +10,7 @@ from installed import T0, Cli, seed, snapshot
 from agent_memory.home import Home
 from agent_memory.records.note import dump_note, load_note
 from agent_memory.records.record import Kind, MemoryRecord, Provenance
+from signing_store import signing_store
 
 # An editor: replaces OLD by NEW in the file it is given (argv: OLD NEW FILE).
 EDITOR_SCRIPT = """\
@@ -29,7 +30,7 @@ def editor(cli: Cli, old: str, new: str) -> str:
 def home(cli: Cli) -> Path:
     """A Home (no git) with a superseded state record, its successor (db-4) and a tea preference."""
     path = cli.home()
-    seed(Home.open(path).store())
+    seed(signing_store(Home.open(path)))
     return path
 
 
@@ -80,7 +81,7 @@ def test_edit_of_a_knowledge_record_keeps_its_tags_type_and_confidence(cli: Cli)
         tags=("ops", "deploy"),
         confidence=0.7,
     )
-    Home.open(path).store().put(note)
+    signing_store(Home.open(path)).put(note)
     env = {"EDITOR": editor(cli, "Tuesdays", "Thursdays")}
     result = cli("edit", note.id, "--home", str(path), "--json", "--reason", "wrong day", env=env)
     out = json.loads(result.stdout)
@@ -163,7 +164,7 @@ def test_an_emptied_text_is_refused_and_the_draft_is_kept(cli: Cli, home: Path) 
 
 def two_versions(home: Path) -> MemoryRecord:
     """Put an active record with two versions (a tag added in the second); return the latest."""
-    store = Home.open(home).store()
+    store = signing_store(Home.open(home))
     first = MemoryRecord.create(
         type="fact",
         body="The printer is on floor 2.",

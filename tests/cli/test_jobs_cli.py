@@ -8,6 +8,7 @@ from installed import COMMAND, Cli, snapshot
 
 from agent_memory.home import Home
 from agent_memory.records.record import MemoryRecord, Provenance
+from signing_store import signing_store
 
 T0 = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -85,7 +86,7 @@ def test_archive_inbox_appends_skips_when_empty_and_detects_an_edited_archive(cl
 
 def seed_records(home: Path) -> tuple[str, str]:
     """An untainted and a tainted record, written through the store; returns their ids."""
-    store = Home.open(home).store()
+    store = signing_store(Home.open(home))
     source = Provenance(kind="test", ref="test:cli")
     plain = MemoryRecord.create(type="fact", body="Staging runs on db-4.", provenance=source, created_at=T0)
     tainted = MemoryRecord.create(

@@ -24,6 +24,15 @@ def source(cli: Cli) -> tuple[Path, Seeded]:
     return home, seeded
 
 
+def trusting(target: Path, source: Path) -> Path:
+    """Add ``source``'s key to ``target``'s memory.toml [trust]: a Home takes what keys it trusts signed."""
+    toml = target / "memory.toml"
+    signer = Home.open(source).signer()
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text.replace("trusted_signers = []", f'trusted_signers = ["{signer}"]'), encoding="utf-8")
+    return target
+
+
 def histories(store: RecordStore, ids: list[str]) -> dict[str, list[bytes]]:
     return {record_id: [v.canonical_bytes() for v in store.history(record_id)] for record_id in ids}
 
@@ -45,7 +54,7 @@ def test_a_home_goes_through_sqlite_and_json_into_a_new_home_unchanged(
         "0 extended, 0 skipped (already there); 4 versions written"
     )
     second = cli.ok("migrate", "--from", "sqlite:memory.sqlite", "--to", "json:records")
-    target = cli.home("b")
+    target = trusting(cli.home("b"), home)
     third = cli.ok("migrate", "--from", "json:records", "--to", f"home:{target}")
     assert manifest(first.stdout) == manifest(second) == manifest(third)
     assert second.splitlines()[2] == "logged in: no log at either end"
@@ -88,7 +97,7 @@ def test_a_different_history_in_the_target_is_named_and_nothing_is_written(
     cli: Cli, source: tuple[Path, Seeded]
 ) -> None:
     home, seeded = source
-    other = cli.home("b")
+    other = trusting(cli.home("b"), home)
     first: MemoryRecord = Home.open(home).store().history(seeded.old)[0]
     Home.open(other).store().put(first)
     Home.open(other).store().put(archive(first, "retired by hand"))
@@ -157,7 +166,7 @@ def test_a_home_goes_to_postgresql_and_back_into_a_new_home(
     url = f"{postgres_schema.dsn}?schema={postgres_schema.schema}"
     out = json.loads(cli.ok("migrate", "--home", str(home), "--to", url, "--json"))
     assert out["versions_written"] == 4 and out["restored"] == [seeded.tea]
-    target = cli.home("b")
+    target = trusting(cli.home("b"), home)
     back = json.loads(cli.ok("migrate", "--from", url, "--to", f"home:{target}", "--json"))
     assert back["manifest"] == out["manifest"]
     expected = histories(Home.open(home).store(), seeded.ids)

@@ -12,6 +12,7 @@ from installed import T0, Cli, snapshot
 from agent_memory.home import Home
 from agent_memory.records.lifecycle import archive
 from agent_memory.records.record import MemoryRecord, Provenance
+from signing_store import signing_store
 
 LEMON = "Ada prefers green tea in the morning with lemon"
 HONEY = "Ada prefers green tea in the morning with honey"
@@ -22,7 +23,7 @@ def home(cli: Cli) -> Path:
     """A Home whose consolidation filed one near-duplicate merge proposal."""
     path = cli.root / "home"
     cli.ok("init", str(path), "--no-git")
-    store = Home.open(path).store()
+    store = signing_store(Home.open(path))
     for n, text in enumerate([LEMON, HONEY]):
         store.put(
             MemoryRecord.create(
@@ -69,7 +70,7 @@ def test_accept_then_revert_makes_the_regret_rate_one(cli: Cli, home: Path) -> N
 
 def test_a_stale_proposal_is_refused_by_accept_and_nothing_changes(cli: Cli, home: Path) -> None:
     (row,) = listed(cli, home)["proposals"]  # type: ignore[misc]
-    store = Home.open(home).store()
+    store = signing_store(Home.open(home))
     target = row["record_ids"][0]
     store.put(archive(store.get(target), "changed meanwhile", now=T0.replace(month=2)))
     assert listed(cli, home)["proposals"][0]["valid"] is False  # type: ignore[index]
@@ -97,7 +98,7 @@ def test_proposals_branch_commits_them_on_a_maintenance_branch_of_a_git_home(cli
     assert json.loads(cli.ok("proposals", "--branch", "--json", "--home", str(home)))["branch"] is None
     git_home = cli.root / "git-home"
     cli.ok("init", str(git_home))
-    store = Home.open(git_home).store()
+    store = signing_store(Home.open(git_home))
     for n, text in enumerate([LEMON, HONEY]):
         store.put(
             MemoryRecord.create(
@@ -144,7 +145,7 @@ def test_a_merge_into_a_trusted_record_is_named_shown_and_applied_only_by_id(cli
     home = cli.home("merge")
     trusted = cli.ok("remember", TRUSTED, "--source", "ops:1", "--home", str(home)).strip()
     tainted = cli.ok("remember", ATTACK, *WEB, "--home", str(home)).strip()
-    store = Home.open(home).store()
+    store = signing_store(Home.open(home))
     a, b = store.get(tainted), store.get(trusted)
     merge = merge_proposals(a, b, 0.9, now=T0.replace(year=2027), threshold=0.6)
     PendingProposal(  # filed by an older run, or another operator: the review flow must hold it

@@ -11,6 +11,7 @@ from installed import Cli
 from agent_memory.home import Home
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.recipes import SearchSettings, splice_search
+from signing_store import signing_store
 
 T0 = datetime(2026, 4, 1, tzinfo=UTC)
 NOTES = [
@@ -27,7 +28,7 @@ def bm25_home(cli: Cli) -> tuple[Path, list[str]]:
     toml.write_text(
         splice_search(toml.read_text(encoding="utf-8"), SearchSettings(("bm25",))), encoding="utf-8"
     )
-    store = Home.open(path).store()
+    store = signing_store(Home.open(path))
     ids = []
     for i, text in enumerate(NOTES):
         made = MemoryRecord.create(
@@ -161,7 +162,7 @@ def test_status_shows_a_lagging_index_until_recall_refreshes_it(cli: Cli) -> Non
         provenance=Provenance(kind="test", ref="t"),
         created_at=T0,
     )
-    Home.open(path).store().put(late)  # another process, writing notes but not the index
+    signing_store(Home.open(path)).put(late)  # another process, writing notes but not the index
     lagging = json.loads(cli.ok("status", "--home", str(path), "--json"))["indexes"]
     assert lagging == [
         {

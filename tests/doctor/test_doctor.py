@@ -8,6 +8,7 @@ from agent_memory.home import Home
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
 from agent_memory.records.record import Kind, MemoryRecord, Provenance, State
+from agent_memory.records.signing import sign_record
 
 T0 = datetime(2026, 11, 29, 9, tzinfo=UTC)
 
@@ -107,7 +108,7 @@ def test_a_broken_log_line_is_found_and_the_log_is_never_repaired(home: Home) ->
 
 
 def test_a_stale_index_is_a_warning_with_its_counts_and_fix_rebuilds_it(home: Home) -> None:
-    home.store().put(state("The build host is ci-7.", "host:build", T0))
+    home.store().put(sign_record(state("The build host is ci-7.", "host:build", T0), home.identity()))
     report = doctor(home)
     ok, details = check(report, "indexes")
     (found,) = [c for c in report.checks if c.name == "indexes"]
@@ -129,6 +130,7 @@ def test_an_open_intent_is_found_and_fix_rolls_it_forward(home: Home) -> None:
         details={"op": "supersede", "reason": "moved", "subject": "host:staging"},
         now=T0,
     )
+    new = sign_record(new, home.identity())
     home.store().put(new)  # the crash fell after the new record, before the old one was retired
     report = doctor(home)
     assert not check(report, "intents")[0] and not check(report, "state")[0]

@@ -26,6 +26,7 @@ from agent_memory.jobs.inbox import capture
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
 
 T0 = datetime(2026, 11, 29, 9, tzinfo=UTC)
 TEA = "Tea is served at four in the garden room."
@@ -117,7 +118,7 @@ def record_without_source(home: Home) -> None:
         created_at=T0,
         provenance=Provenance(kind="conversation", ref=""),
     )
-    home.store().put(record)
+    home.store().put(sign_record(record, home.identity()))  # a writer of this Home's, signing
 
 
 def tombstone_restored(home: Home) -> None:

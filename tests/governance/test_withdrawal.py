@@ -89,7 +89,7 @@ def test_what_derives_from_a_withdrawn_record_is_withdrawn_too(memory: Memory) -
         provenance=Provenance(kind="observation", ref="session-3"),
         evidence=(grandchild,),
     )
-    memory.store.put(rule)
+    memory.store.put(memory.writer.sign(rule))  # another writer of this Home's, signing as it does
     unrelated = memory.remember("Service Y listens on port 9090.", source="session-1", now=T0).record_id
     assert recalled(memory, "port") == {root, child, grandchild, rule.id, unrelated}
 

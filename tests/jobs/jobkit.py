@@ -35,9 +35,10 @@ def make(body: str, *, hours: float = 0, ref: str = "test:jobs", **fields: Any) 
 
 
 def put(home: Home, *records: MemoryRecord) -> None:
-    store = home.store()
+    """Put ``records`` as a writer of the Home does: each unsigned one signed by its key."""
+    store, keys = home.store(), home.identity()
     for record in records:
-        store.put(record)
+        store.put(record if record.signature else sign_record(record, keys))
 
 
 def put_superseded(home: Home, old: MemoryRecord, new: MemoryRecord) -> None:

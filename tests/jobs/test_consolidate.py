@@ -367,7 +367,7 @@ def test_a_proposal_a_person_declined_is_not_filed_again_for_exact_duplicates(ho
         a = make("Ada drinks green tea", ref="s:1", confidence=0.5)
         b = make("Ada drinks green tea", ref="s:2", confidence=0.9)
         for record in (a, b):
-            memory.store.put(record)
+            memory.store.put(memory.writer.sign(record))  # as the Home's writer signs
         (pending,) = memory.maintenance.consolidate(now=SOON).proposals
         decline(memory, [pending.id], reason="keep both", now=SOON)
         again = memory.maintenance.consolidate(now=SOON + timedelta(hours=1))

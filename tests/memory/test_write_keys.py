@@ -313,6 +313,7 @@ def over(home: Path, store: FileStore, log: JsonlLog) -> Memory:
         store,
         log,
         IndexCatalog.in_memory(store),
+        identity=opened.identity(),
         write_keys=WriteKeys.for_home(opened.cache_dir, store),
         writer_lock=opened.writer_lock,
     )

@@ -2,8 +2,11 @@
 
 A quarantined (tainted) note and a trusted note are written through the porcelain, then the
 tainted one is tampered with on disk the way anyone with write access to ``notes/`` could:
-its ``taint:`` line deleted, its ``state:`` changed, its body changed, or its signature
-removed. Each reader — recall, render (MEMORY.md, index.md, topics), export, consolidate,
+its ``taint:`` line deleted, its ``state:`` changed, its body changed, its signature removed,
+or the taint line deleted and the note signed again by another key (issue 20 item b). The
+quarantined note came in by ``remember`` or by importing a file signed by a key the Home
+does not trust (issue 20 item a: the import signs what it stores, so such a note is caught
+as well). Each reader — recall, render (MEMORY.md, index.md, topics), export, consolidate,
 distill, golden recall, status and doctor — must leave the record out and report it.
 """
 
@@ -24,6 +27,10 @@ from agent_memory.jobs.archive import archive_inbox
 from agent_memory.jobs.inbox import capture
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
+from agent_memory.records.memory_file import MemoryFile
+from agent_memory.records.note import dump_note, load_note
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import KeyPair, address_of, sign_record
 from agent_memory.stores.verified import Refusal
 from agent_memory.transfer.exchange import export_memory_file
 
@@ -50,18 +57,47 @@ def _strip_signature(text: str) -> str:
     return re.sub(r"(?m)^(signature|signed_by): .*\n", "", text)
 
 
+STRANGER = KeyPair.generate()
+"""Anyone's key: signing with it proves nothing to a Home that does not trust it."""
+
+
+def _signed_again(text: str) -> str:
+    # Issue 20 item b: the taint line removed and the note signed again, valid, by another key.
+    record = load_note(text.encode("utf-8"))
+    return dump_note(sign_record(record.evolve(taint=None), STRANGER)).decode("utf-8")
+
+
 TAMPERS: dict[str, Callable[[str], str]] = {
     "taint line removed": _drop_taint,
     "state changed": _activate,
     "body changed": _edit_body,
     "signature removed": _strip_signature,
+    "signed again by another key": _signed_again,
 }
 
+DOORS = ("remember", "import")
+"""How the quarantined note came in: remembered by a tainted session, or imported from a file
+signed by a key the Home does not trust (issue 20 item a: the import signs what it stores)."""
 
-def _tampered_home(tmp_path: Path, tamper: Callable[[str], str]) -> tuple[Home, str]:
+
+def _tampered_home(tmp_path: Path, tamper: Callable[[str], str], door: str = "remember") -> tuple[Home, str]:
     home = Home.init(tmp_path / "home", git=False, timezone="UTC", now=T0)
     with Memory.open(home.root) as memory:
-        poison = memory.remember(POISON, source="web", taint=["external"], now=T0).record_id
+        if door == "remember":
+            poison = memory.remember(POISON, source="web", taint=["external"], now=T0).record_id
+        else:
+            record = MemoryRecord.create(
+                type="fact",
+                body=POISON,
+                provenance=Provenance(kind="conversation", ref="web", agent=address_of(STRANGER)),
+                created_at=T0,
+            )
+            file = MemoryFile(created_at=T0, records=(sign_record(record, STRANGER),)).sign(STRANGER)
+            report = memory.import_file(MemoryFile.loads(file.dumps()), path="web.json", now=T0)
+            (poison,) = report.tainted
+            stored = memory.get(poison)
+            assert stored.taint == ("external",) and stored.signed_by == memory.writer.address()
+            assert stored.provenance.agent == address_of(STRANGER)  # the origin is kept
         memory.remember(TRUSTED, source="owner", now=T0)
     note = home.root / "notes" / poison.removeprefix("mem:") / "000001.md"
     before = note.read_text(encoding="utf-8")
@@ -71,9 +107,10 @@ def _tampered_home(tmp_path: Path, tamper: Callable[[str], str]) -> tuple[Home, 
     return home, poison
 
 
-@pytest.fixture(params=sorted(TAMPERS))
+@pytest.fixture(params=[(door, name) for door in DOORS for name in sorted(TAMPERS)], ids=" x ".join)
 def tampered(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Home, str]:
-    return _tampered_home(tmp_path, TAMPERS[request.param])
+    door, name = request.param
+    return _tampered_home(tmp_path, TAMPERS[name], door)
 
 
 def _views_text(root: Path) -> str:
@@ -106,7 +143,9 @@ def test_render_leaves_a_tampered_note_out_of_every_view_and_reports_it(
 def test_export_leaves_a_tampered_note_out_and_reports_it(tampered: tuple[Home, str]) -> None:
     home, poison = tampered
     refused: list[Refusal] = []
-    memory_file = export_memory_file(home.store(), keys=home.identity(), refused=refused)
+    memory_file = export_memory_file(
+        home.store(), keys=home.identity(), refused=refused, home_signer=home.signer()
+    )
     assert [r.body for r in memory_file.records] == [TRUSTED]
     assert [r.record_id for r in refused] == [poison]
 

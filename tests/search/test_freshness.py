@@ -18,6 +18,7 @@ from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.recipes import SearchSettings, splice_search
+from signing_store import signing_store
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 NOW = T0 + timedelta(days=1)
@@ -72,6 +73,15 @@ def test_a_note_copied_into_notes_by_hand_is_found(home: Path, tmp_path: Path) -
     with Memory.open(other) as memory:
         made = memory.remember("The coffee machine is on the third floor.", source="test:other", now=T0)
     shutil.copytree(other / "notes" / made.record_id[4:], home / "notes" / made.record_id[4:])
+    # Signed by another Home's key: refused until this Home trusts that key (issue 20 item b).
+    assert made.record_id not in recall_ids(home, "where is the coffee machine")
+    toml = home / "memory.toml"
+    signer = Home.open(other).signer()
+    toml.write_text(
+        toml.read_text("utf-8").replace("trusted_signers = []", f'trusted_signers = ["{signer}"]')
+    )
+    with Memory.open(home) as memory:  # the indexes read it again once rebuilt (agent-memory reindex)
+        memory.catalog.rebuild()
     assert recall_ids(home, "where is the coffee machine")[0] == made.record_id
 
 
@@ -111,7 +121,7 @@ def test_status_shows_a_lagging_index_until_recall_refreshes_it(home: Path) -> N
         provenance=Provenance(kind="test", ref="t"),
         created_at=T0,
     )
-    Home.open(home).store().put(late)  # another program writing the notes, not the index
+    signing_store(Home.open(home)).put(late)  # another program writing the notes, not the index
     with Memory.open(home) as memory:
         lagging = memory.status()["indexes"]
     assert [(i["indexed"], i["records"], i["stale"], i["dirty"]) for i in lagging] == [(4, 5, 1, True)] * 2

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.errors import RecordNotFound, StoreError
+from agent_memory.errors import RecordNotFound, ScreenError, SignatureError, StoreError
 from agent_memory.home import Home
 from agent_memory.log.sqlite import SQLiteLog
 from agent_memory.records.lifecycle import archive, supersede
 from agent_memory.records.note import dump_note
 from agent_memory.records.record import Kind, MemoryRecord, Provenance
+from agent_memory.records.signing import KeyPair, sign_record
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
@@ -29,16 +30,23 @@ def record(body: str, hours: int = 0, **fields: object) -> MemoryRecord:
     )
 
 
-def fill(store: AdapterStore) -> dict[str, list[bytes]]:
-    """Four records, six versions: a supersede pair, an archived one, an erased one; return the histories."""
+def fill(store: AdapterStore, keys: KeyPair | None = None) -> dict[str, list[bytes]]:
+    """Four records, six versions: a supersede pair, an archived one, an erased one; return the histories.
+
+    With ``keys`` every version is signed by them, as a Home signs what it writes.
+    """
+
+    def signed(version: MemoryRecord) -> MemoryRecord:
+        return sign_record(version, keys) if keys is not None else version
+
     state = {"kind": Kind.STATE, "subject": "host:staging"}
     old = record("Staging runs on db-3.", 0, **state)
     new = record("Staging runs on db-4.", 1, supersedes=old.id, **state)
     kept = record("Deploys happen on Tuesdays.", 2)
     gone = record("The door code is 4711.", 3)
     for version in (old, new, supersede(old, new, "newer value", now=T0 + timedelta(hours=1)), kept, gone):
-        store.put(version)
-    store.put(archive(kept, "no longer true", now=T0 + timedelta(hours=4)))
+        store.put(signed(version))
+    store.put(signed(archive(kept, "no longer true", now=T0 + timedelta(hours=4))))
     store.erase(gone.id, "asked to forget", now=T0 + timedelta(hours=5))
     return histories(store)
 
@@ -250,7 +258,7 @@ def test_a_missing_record_in_the_target_reads_as_missing() -> None:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     made = Home.init(tmp_path / "home", git=False, now=T0)
-    fill(made.store())
+    fill(made.store(), made.identity())
     return made
 
 
@@ -271,13 +279,60 @@ def test_a_failed_migration_that_wrote_something_is_logged_as_not_completed(
     (kept,) = [r for r in home.store().list() if r.state.value == "archived" and not r.redacted]
     kept_dir = home.root / "notes" / kept.id.removeprefix("mem:")
     (kept_dir / "000001.md").write_bytes(dump_note(kept.tombstone("x", now=T0)))
-    other = Home.init(tmp_path / "other", git=False)
+    other = trusting(Home.init(tmp_path / "other", git=False), home)
     with pytest.raises(StoreError):
         migration.migrate_urls(f"home:{home.root}", f"home:{other.root}", now=T0)
     (event,) = [e for e in other.log().entries() if e.action == "migrate"]
     assert event.details["completed"] is False and event.details["versions"] == 3
     assert kept.id not in event.record_ids and len(event.record_ids) == 2
     assert not other.store().contains(kept.id)
+
+
+def trusting(target: Home, source: Home) -> Home:
+    """Add ``source``'s key to ``target``'s memory.toml [trust], as a person would; return it opened again."""
+    toml = target.root / "memory.toml"
+    address = source.signer()
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text.replace("trusted_signers = []", f'trusted_signers = ["{address}"]'), "utf-8")
+    return Home.open(target.root)
+
+
+def test_a_home_takes_only_versions_signed_by_a_key_it_trusts(tmp_path: Path, home: Home) -> None:
+    other = Home.init(tmp_path / "other", git=False, now=T0)
+    with pytest.raises(SignatureError, match=r"signed by amp:key:.*memory.toml \[trust\]") as caught:
+        migration.migrate_urls(f"home:{home.root}", f"home:{other.root}", now=T0)
+    assert caught.value.record_id and "version 1" in str(caught.value)
+    assert not list((other.root / "notes").iterdir())
+    assert [e.action for e in other.log().entries()] == ["init"]
+    unsigned = InMemoryStore()
+    fill(unsigned)
+    with pytest.raises(SignatureError, match="version 1 is unsigned"):
+        migration.migrate(unsigned, other.store(), signers={str(other.signer())})
+    report, _ = migration.migrate_urls(f"home:{home.root}", f"home:{trusting(other, home).root}", now=T0)
+    assert report.verified and len(report.copied) == 3
+
+
+@pytest.mark.parametrize(
+    ("hazard", "body"),
+    [
+        ("secret", "The deploy key is " + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "."),
+        ("conflict", "The host is\n<<<<<<< HEAD\ndb-1\n=======\ndb-2\n>>>>>>> other"),
+        ("frontmatter", "---\ntitle: Hosts\n---\nThe host is db-1."),
+    ],
+)
+def test_a_version_that_fails_the_screen_stops_the_migration_before_any_write(
+    tmp_path: Path, hazard: str, body: str
+) -> None:
+    source = InMemoryStore()
+    fill(source)
+    bad = record(body, 9)
+    source.put(bad)
+    target = FileStore(tmp_path / "target")
+    with pytest.raises(ScreenError) as caught:
+        migration.migrate(source, target)
+    assert caught.value.hazard == hazard and caught.value.record_id == bad.id
+    assert caught.value.field == "body"
+    assert not (tmp_path / "target").exists() or not list((tmp_path / "target").iterdir())
 
 
 def test_the_same_store_at_both_ends_is_refused(home: Home) -> None:
@@ -344,7 +399,7 @@ def test_withdrawal_controls_travel_to_the_target_before_any_record_and_keep_the
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     source, ids = controlled_home(tmp_path)
-    Home.init(tmp_path / "t", git=False, now=T0)
+    trusting(Home.init(tmp_path / "t", git=False, now=T0), Home.open(source))
     expected = wire_controls(Home.open(source).log())
     assert [c["action"] for c in expected] == ["withdraw", "withdraw", "reinstate"]
 
@@ -394,6 +449,7 @@ def test_a_second_run_skips_the_controls_and_an_id_taken_in_the_target_is_renumb
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     source, ids = controlled_home(tmp_path)
     target_root, target_ids = controlled_home(tmp_path, "t")  # its own memwd-2026-01-01-001..003
+    trusting(Home.open(target_root), Home.open(source))
     first, _ = migration.migrate_urls(f"home:{source}", f"home:{target_root}", now=T0)
     assert first.controls_renamed == {
         "memwd-2026-01-01-001": "memwd-2026-01-01-004",

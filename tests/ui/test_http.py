@@ -194,6 +194,7 @@ def test_a_note_the_index_has_not_read_is_marked_stale_until_the_next_search(
 ) -> None:
     from agent_memory.home import Home
     from agent_memory.records.record import MemoryRecord, Provenance
+    from agent_memory.records.signing import sign_record
     from agent_memory.records.wire import utc_now
     from agent_memory.ui.browse import INDEX_BEHIND
 
@@ -204,7 +205,8 @@ def test_a_note_the_index_has_not_read_is_marked_stale_until_the_next_search(
         created_at=utc_now(),
     )
     assert 'id="stale"' not in signed_in.get(f"/record/{filled.plain}").text
-    Home.open(filled.root).store().put(late)  # another program: the notes, not the index or the log
+    opened = Home.open(filled.root)  # another writer of this Home (signing as it does): notes only
+    opened.store().put(sign_record(late, opened.identity()))
     page = signed_in.get(f"/record/{late.id}").text
     assert 'id="stale"' in page and INDEX_BEHIND in text_of(page)
     assert late.id in signed_in.get("/?q=when+does+payroll+run").text  # the search reads it in
@@ -223,3 +225,26 @@ def test_a_view_older_than_the_notes_is_marked_stale_with_what_to_run(
     filled.ok("render")
     again = signed_in.get("/agent").text
     assert 'id="current"' in again and 'id="stale"' not in again
+
+
+def test_a_tampered_note_is_refused_on_its_page_and_left_out_of_the_list(
+    signed_in: TestClient, filled: Filled, opened: OpenedMemory
+) -> None:
+    # Issue 20 item d: the record page and Memory.history read through the verified read path.
+    from uikit import QUARANTINED
+
+    from agent_memory.errors import SignatureError
+
+    assert QUARANTINED in text_of(signed_in.get(f"/record/{filled.quarantined}").text)
+    before = re.findall(r'href="/record/(mem:[0-9a-f]{32})"', signed_in.get("/?state=active").text)
+    assert filled.quarantined in before  # the list is loaded: later changes are read one by one
+    note = filled.root / "notes" / filled.quarantined.removeprefix("mem:") / "000001.md"
+    note.write_text(re.sub(r"(?m)^taint: .*\n", "", note.read_text("utf-8")), "utf-8")
+    page = signed_in.get(f"/record/{filled.quarantined}")
+    assert page.status_code == 400 and "does not verify" in text_of(page.text)
+    assert QUARANTINED not in text_of(page.text)
+    with pytest.raises(SignatureError, match="version 1"):
+        opened.memory.history(filled.quarantined)
+    opened.memory.log.append("put", actor="test", record_ids=(filled.quarantined,))  # a logged change
+    listed = re.findall(r'href="/record/(mem:[0-9a-f]{32})"', signed_in.get("/?state=active").text)
+    assert filled.plain in listed and filled.quarantined not in listed

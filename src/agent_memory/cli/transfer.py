@@ -52,6 +52,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
         include_withdrawn=include_withdrawn,
         refused=refused,
         witness=opened.witness(keys),
+        home_signer=opened.signer(),
+        trusted=opened.settings.trusted_signers,
     )
     verified = len(store.version_tokens()) - len(refused)
     omitted = 0 if include_withdrawn else verified - len(memory_file.records)

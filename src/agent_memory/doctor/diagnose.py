@@ -268,7 +268,9 @@ def _latest(home: Home) -> tuple[list[MemoryRecord], int]:
     """
     store = home.store()
     ids = sorted(store.version_tokens())
-    reading = read_verified(store, home_signer=home.signer(), record_ids=ids)
+    reading = read_verified(
+        store, home_signer=home.signer(), trusted=home.settings.trusted_signers, record_ids=ids
+    )
     return list(reading.records), len(ids)
 
 
@@ -337,7 +339,9 @@ def _check_signatures(home: Home) -> Check:
             else:
                 unsigned += 1
             try:
-                check_version(record, home_signer=signer)  # the readers' own check
+                check_version(
+                    record, home_signer=signer, trusted=home.settings.trusted_signers
+                )  # the readers' check
             except SignatureError as exc:
                 bad.append(f"{record.id} version {number}: {exc}")
     if bad:

@@ -57,7 +57,12 @@ class HomeFacts:
         store = home.store()
         self.store_problems = store.check()
         # The one verified read path: a note that does not verify is reported, never judged.
-        reading = read_verified(store, home_signer=home.signer(), record_ids=store.version_tokens())
+        reading = read_verified(
+            store,
+            home_signer=home.signer(),
+            trusted=home.settings.trusted_signers,
+            record_ids=store.version_tokens(),
+        )
         self.records: list[MemoryRecord] = list(reading.records)
         self.refused = {refusal.record_id: str(refusal) for refusal in reading.refused}
         self.log_error = ""

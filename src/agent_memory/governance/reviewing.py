@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agent_memory.stores.base import RecordStore
     from agent_memory.write.dedup import WriteKeys
     from agent_memory.write.held import PendingRecords
+    from agent_memory.write.writer import Writer
 
 __all__ = ["PENDING_ACCEPTED", "PENDING_DECLINED", "ReviewMethods"]
 
@@ -53,6 +54,7 @@ class ReviewMethods:
         _lock: threading.RLock
         pending: PendingRecords
         write_keys: WriteKeys
+        writer: Writer
 
         def _clock(self, now: datetime | None) -> datetime: ...
 
@@ -153,6 +155,9 @@ class ReviewMethods:
             LifecycleError: Its subject is still disputed (field ``subject``; resolve the
                 dispute first), or the gate refuses the write; nothing written.
             RecordError: The pending note file is malformed (naming it); nothing written.
+            SignatureError: The pending file, or the live record it meets, does not verify
+                (edited by hand); nothing written.
+            ScreenError: Its body fails the screen; nothing written.
         """
         stamp = self._clock(now)
         self.actors.require(self.actor, "approve", record_id=record_id, action=f"accept {record_id}")
@@ -163,9 +168,14 @@ class ReviewMethods:
                 result = RememberResult(record.id, quarantined=bool(record.taint))
                 outcome = "already-written"
             else:
+                # The gate (issue 18): the pending file must verify (one whose taint line was
+                # deleted is refused, never signed by the Home), its body passes the screen,
+                # and the live record it supersedes or disputes must verify.
+                self.writer.check(record)
                 plan = self.pending_plan(record_id)
                 if plan.kind is PlanKind.PENDING:
                     raise _still_disputed(record, plan.other)
+                self.writer.admit([plan.record, *([plan.other] if plan.other is not None else [])])
                 result = self._apply_plan(plan, stamp)
                 outcome = plan.kind.value
             self.log.append(

@@ -79,13 +79,13 @@ def compensation(
             continue
         if retired:
             original = retired.pop(0)
-            copy = _restored(memory, store.get(original), pending.id, stamp, supersedes=record_id)
+            copy = _restored(memory, memory.get(original), pending.id, stamp, supersedes=record_id)
             restored[copy.id] = original
             moves.append(Proposal(ProposalKind.SUPERSEDE, record=copy, target_id=record_id, reason=why))
         else:
             moves.append(Proposal(ProposalKind.ARCHIVE, target_id=record_id, reason=why))
     for record_id in retired:
-        copy = _restored(memory, store.get(record_id), pending.id, stamp, supersedes=None)
+        copy = _restored(memory, memory.get(record_id), pending.id, stamp, supersedes=None)
         restored[copy.id] = record_id
         moves.append(Proposal(ProposalKind.CREATE, record=copy))
     if not moves and not settled:
@@ -113,13 +113,28 @@ def disputes_of_restored(
         if key is None or copy.state is not State.ACTIVE:
             continue
         rival = next(
-            (r for r in memory.store.list(state=State.ACTIVE) if r.id != copy_id and subject_key(r) == key),
+            (
+                r
+                for r in memory.store.list(state=State.ACTIVE)
+                if r.id != copy_id and subject_key(r) == key and _verifies(memory, r)
+            ),
             None,
         )
         if rival is not None:
             why = f"reverting maintenance proposal {proposal_id} restored a value its subject still holds"
             versions += begin_transition(rival, copy, why, now=stamp)
     return versions
+
+
+def _verifies(memory: Memory, record: MemoryRecord) -> bool:
+    """Whether ``record`` passes the verified read path: a refused note is no live value to dispute."""
+    from agent_memory.errors import SignatureError
+
+    try:
+        memory.writer.check(record)
+    except SignatureError:
+        return False
+    return True
 
 
 def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: datetime) -> list[MemoryRecord]:
@@ -143,6 +158,8 @@ def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: da
 def _restored(
     memory: Memory, original: MemoryRecord, proposal_id: str, stamp: datetime, *, supersedes: str | None
 ) -> MemoryRecord:
+    # ``original`` was read through the verified read path (``memory.get``): its fields are
+    # copied into a record the Home signs, so a hand-edited note is never laundered.
     # The copy keeps the original's provenance (its source, e.g. ``docs/cli.md#L444-L455``):
     # where the knowledge came from did not change. The revert itself is in the log's
     # ``reverted`` event and in the copy's ``state_reason``; ``signed_by`` names who wrote it.

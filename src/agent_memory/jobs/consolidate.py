@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -109,6 +109,7 @@ class _Run:
         config: ConsolidationConfig,
         refused: Refused | None = None,
         home_signer: str | None = None,
+        trusted: Collection[str] = (),
     ) -> None:
         self.store = store
         self.now, self.salience, self.config = now, salience, config
@@ -116,7 +117,7 @@ class _Run:
         self.report = ConsolidationReport()
         self.view: dict[str, MemoryRecord] = {}
         hidden = 0
-        reading = read_verified(store, home_signer=home_signer)  # the one verified read path
+        reading = read_verified(store, home_signer=home_signer, trusted=trusted)  # the verified read path
         for record in reading.records:
             if record.redacted:
                 continue
@@ -219,6 +220,7 @@ def consolidate(
     config: ConsolidationConfig | None = None,
     refused: Refused | None = None,
     home_signer: str | None = None,
+    trusted: Collection[str] = (),
 ) -> ConsolidationReport:
     """Run every pass over ``store`` and return what it proposes and refuses (module docstring).
 
@@ -236,12 +238,13 @@ def consolidate(
         home_signer: The Home's own address; records are read through
             :func:`~agent_memory.stores.verified.read_verified`, and one that does not
             verify is never consolidated (counted in ``stats["refused_unverified"]``).
+        trusted: The other signers the Home trusts (``memory.toml [trust]``).
 
     Returns:
         The report: pending proposals in ``report.proposals`` (never applied), the records
         decay left alone in ``report.actions`` (``protect``), refusals in ``report.rejections``.
     """
-    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), refused, home_signer)
+    run = _Run(store, now, exposed, salience, config or ConsolidationConfig(), refused, home_signer, trusted)
     for step in (_exact, _near, _state, _contradiction, _promotion, _rule_flags, _decay):
         step(run)
     return run.report

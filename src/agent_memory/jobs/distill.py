@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, tzinfo
 from typing import Any
@@ -288,13 +288,19 @@ def _proposal_id(parts: Iterable[str]) -> str:
 
 class _Planner:
     def __init__(
-        self, store: RecordStore, report: DistillReport, now: datetime, operator: str, home_signer: str | None
+        self,
+        store: RecordStore,
+        report: DistillReport,
+        now: datetime,
+        operator: str,
+        home_signer: str | None,
+        trusted: Collection[str] = (),
     ) -> None:
         self.store, self.report, self.now, self.operator = store, report, now, operator
         self.by_body: dict[tuple[str, str, str, str], str] = {}
         self.by_subject: dict[tuple[str, str], MemoryRecord] = {}
         # The one verified read path: a note that does not verify is never a duplicate or a live value.
-        for record in read_verified(store, home_signer=home_signer).records:
+        for record in read_verified(store, home_signer=home_signer, trusted=trusted).records:
             if record.state in LIVE_STATES and not record.redacted:
                 self.by_body[live_key(record)] = record.id
                 key = subject_key(record)
@@ -392,6 +398,7 @@ def plan_candidates(
     operator: DistillOperator,
     now: datetime,
     home_signer: str | None = None,
+    trusted: Collection[str] = (),
 ) -> DistillReport:
     """Turn an operator's extraction into proposals, holds, skips and rejections (steps 3-4); writes nothing.
 
@@ -404,9 +411,10 @@ def plan_candidates(
         now: The run time (aware): ``created_at`` of the records and ``made_at`` of the proposals.
         home_signer: The Home's own address (records are read through
             :func:`~agent_memory.stores.verified.read_verified`).
+        trusted: The other signers the Home trusts (``memory.toml [trust]``).
     """
     report = DistillReport(operator.name, operator.model, selection)
-    planner = _Planner(store, report, now, operator.name, home_signer)
+    planner = _Planner(store, report, now, operator.name, home_signer, trusted)
     lines = {item.anchor: item for item in selection.eligible}
     for anchors, reason in extraction.rejected:
         planner.reject(anchors, reason)

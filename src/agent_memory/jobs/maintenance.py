@@ -150,6 +150,7 @@ class Maintenance:
                 config=config,
                 refused=Refusals(writer.log).refusal,
                 home_signer=writer.address(),
+                trusted=writer.catalog.trusted_signers,
             )
             if dry_run:
                 return report
@@ -240,6 +241,7 @@ class Maintenance:
                 operator=chosen,
                 now=stamp,
                 home_signer=writer.address(),
+                trusted=writer.catalog.trusted_signers,
             )
             if dry_run:
                 return report

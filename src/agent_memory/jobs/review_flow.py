@@ -37,7 +37,11 @@ Both copies are only the *request*: what ``accept`` writes is decided by re-vali
 against the records now.
 
 Invariant: every refusal (stale, illegal, withdrawn, unknown id, already decided, no grant)
-raises before the first write; an accepted or reverted proposal's writes all pass the gate first.
+raises before the first write; an accepted or reverted proposal's writes all pass the gate first:
+the proposal gate, then the write gate (:meth:`Writer.admit
+<agent_memory.write.writer.Writer.admit>`: every record moved verifies, every new record's
+body passes the screen), so a proposal file edited by hand or a tampered note is refused,
+never signed by the Home (issue 18).
 When the Home has an identity, every version they write is signed by it, as ``remember``'s
 records are (a version already signed keeps its signature), so ``doctor`` and
 ``agent-memory verify`` find no unsigned version of theirs.
@@ -198,7 +202,9 @@ def accept(
     """Re-validate and apply pending proposals through the gate, one at a time (DESIGN.md §9).
 
     Each proposal is checked against the records as the earlier ones left them; one that is
-    stale, illegal, unknown or already decided goes to ``refused`` with its reason and
+    stale, illegal, unknown or already decided, that moves a record whose note does not
+    verify, or whose new record's body fails the screen (:meth:`Writer.admit
+    <agent_memory.write.writer.Writer.admit>`) goes to ``refused`` with its reason and
     writes nothing. One that would let tainted text replace or displace a reviewed record
     (:func:`trust_warning`, issue 20 item 5) is never applied by ``everything``: it must be
     named, by an actor with the ``approve`` grant, from an untainted session; what it writes
@@ -229,7 +235,9 @@ def accept(
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
                 continue
             try:
-                versions = _signed(memory, revalidate(memory.store, pending, now=stamp))
+                planned = revalidate(memory.store, pending, now=stamp)
+                memory.writer.admit(planned, path=_file_of(memory, pending))  # the gate, before signing
+                versions = _signed(memory, planned)
             except AgentMemoryError as exc:
                 outcome.refused.append((proposal_id, str(exc)))
                 continue
@@ -308,6 +316,9 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
         ProposalError: The proposal was never accepted, was already reverted, its file is
             gone, or a record changed since; nothing written.
         LifecycleError: The gate refuses a compensating move; nothing written.
+        SignatureError, StoreError: A record the revert moves or restores does not verify
+            (its note was edited by hand); nothing written.
+        ScreenError: A restored body fails the screen; nothing written.
     """
     stamp = memory.writer.clock(now)
     memory.actors.require(memory.actor, "approve", action=f"revert {proposal_id}")
@@ -331,7 +342,9 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
                 )
         created = [str(i) for i in accepted.get("created", [])]
         restored: dict[str, str] = {}
-        versions = _signed(memory, compensation(memory, pending, created, stamp, restored))
+        moves = compensation(memory, pending, created, stamp, restored)
+        memory.writer.admit(moves, path=_file_of(memory, pending), copies=restored)  # the gate
+        versions = _signed(memory, moves)
         _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
         disputes = _signed(memory, disputes_of_restored(memory, restored, stamp, proposal_id))
         if disputes:
@@ -342,6 +355,12 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
         details = {"created": sorted(restored), "restored": restored, "after": after}
         _verdict(memory, REVERTED, pending, stamp, reason=reason, **details)
     return Outcome(done=[proposal_id], written=versions)
+
+
+def _file_of(memory: Memory, pending: PendingProposal) -> str | None:
+    """The proposal's live file, named in a refusal (``None`` without a Home's shelf)."""
+    folder = memory.maintenance.shelf.folder
+    return str(folder / f"{pending.id}.json") if folder is not None else None
 
 
 def _signed(memory: Memory, versions: list[MemoryRecord]) -> list[MemoryRecord]:

@@ -272,7 +272,7 @@ def render_held(
     reviews = ReviewBook(home.log())
     archive = root / "archive"
     files = sorted(p.name for p in archive.glob("*.md")) if archive.is_dir() else []
-    reading = read_verified(store, home_signer=home.signer())
+    reading = read_verified(store, home_signer=home.signer(), trusted=home.settings.trusted_signers)
     views, stats = build_views(
         reading.records,
         reviews.state_of,

@@ -111,7 +111,9 @@ class Recall:
             relevance = {hit.record_id: hit.score for hit in fused}
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
-            plain = verified_lookup(lookup_versions(store.get, store.history, as_of), catalog.home_signer)
+            plain = verified_lookup(
+                lookup_versions(store.get, store.history, as_of), catalog.home_signer, catalog.trusted_signers
+            )
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(
                     request,

@@ -378,20 +378,30 @@ class IndexCatalog:
         unlike ``store.list()``, a note that does not parse or verify does not hide the others
         and is never returned; it is reported by :meth:`problems`.
         """
-        reading = read_verified(self.store, home_signer=self._fresh.home_signer)
+        reading = read_verified(self.store, home_signer=self._fresh.home_signer, trusted=self._fresh.trusted)
         for refusal in reading.refused:
             if isinstance(refusal.error, StoreError | SignatureError):
                 self._fresh.problems[refusal.record_id] = refusal.error
         return list(reading.records)
 
-    def sign_as(self, address: str | None) -> None:
-        """Name the Home's own signing address: a record it wrote without a signature is refused."""
+    def sign_as(self, address: str | None, trusted: Iterable[str] = ()) -> None:
+        """Name the Home's own signing address and the other signers it trusts (``memory.toml [trust]``).
+
+        From then on a record is read only when it is signed by one of them and verifies
+        (:func:`~agent_memory.stores.verified.check_version`).
+        """
         self._fresh.home_signer = address
+        self._fresh.trusted = frozenset(trusted)
 
     @property
     def home_signer(self) -> str | None:
         """The Home's own signing address (:meth:`sign_as`), or ``None``."""
         return self._fresh.home_signer
+
+    @property
+    def trusted_signers(self) -> frozenset[str]:
+        """The other signers the Home trusts (:meth:`sign_as`)."""
+        return self._fresh.trusted
 
     def unreadable(self) -> list[str]:
         """Return the ids of notes the active indexes could not read (not indexed), sorted.

@@ -83,6 +83,7 @@ class Freshness:
             or ``None`` when the store has no signing key.
         deferred: Ids this process wrote that a cold holding has not indexed yet (module
             docstring, "Deferred"); :meth:`settle` indexes them.
+        trusted: The other signers the Home trusts (``memory.toml [trust]``).
     """
 
     def __init__(
@@ -99,6 +100,7 @@ class Freshness:
         self.due = True
         self.home_signer: str | None = None
         self.deferred: set[str] = set()
+        self.trusted: frozenset[str] = frozenset()
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
@@ -259,7 +261,7 @@ class Freshness:
             try:
                 record = self.store.get(record_id)
                 # DESIGN.md §9: only records that verify are indexed (the one verified read path)
-                check_version(record, home_signer=self.home_signer)
+                check_version(record, home_signer=self.home_signer, trusted=self.trusted)
                 batch[record_id] = record
                 self.problems.pop(record_id, None)
             except RecordNotFound:

@@ -4,12 +4,16 @@ Recall, the generated views, export, consolidation, distillation, golden recall,
 queue and doctor's reports all read the latest version of every record here (DESIGN.md §5
 "One gate in, one verified read path out"). A version is *verified* when it parses and its
 id matches its birth content (the store checks that on every read) and :func:`check_version`
-passes: a signed version's signature verifies by its ``signed_by`` address, and a version
-this Home wrote (its ``provenance.agent`` is the Home's own address, part of the id) still
-carries the signature the Home put on it. Review state and taint are then computed from the
-verified fields only (:class:`~agent_memory.governance.review_book.ReviewBook`), so deleting
-a ``taint:`` line, changing ``state:``, editing the body or removing the signature of a note
-makes the record *refused*: reported by the reader, never shown or used.
+passes. In a store with a signing key (a Home) every version is signed — by the Home itself,
+which signs what it writes and what it imports (issue 20), or by a signer its ``memory.toml
+[trust]`` names, whose records an import keeps byte for byte — and its signature verifies.
+A version signed by any other key is refused: anyone can sign with a key of their own, so a
+note whose taint line was deleted and that was signed again by another key proves nothing.
+Review state and taint are then computed from the verified fields only
+(:class:`~agent_memory.governance.review_book.ReviewBook`), so deleting a ``taint:`` line,
+changing ``state:``, editing the body, removing the signature of a note or signing it again
+makes the record *refused*: reported by the reader, never shown or used. A store without a
+key (``home_signer`` ``None``) checks only the signatures its versions carry.
 
 An erasure tombstone carries no content to trust and is passed through (every reader
 already treats it as erased).
@@ -20,7 +24,7 @@ returns or prints its :class:`Refusal`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, SignatureError, StoreError
@@ -28,7 +32,15 @@ from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import verify_record
 from agent_memory.stores.base import RecordStore
 
-__all__ = ["Reading", "Refusal", "check_version", "read_verified", "verified_get", "verified_lookup"]
+__all__ = [
+    "Reading",
+    "Refusal",
+    "check_version",
+    "read_verified",
+    "verified_get",
+    "verified_history",
+    "verified_lookup",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,35 +73,54 @@ class Reading:
     refused: tuple[Refusal, ...] = ()
 
 
-def check_version(record: MemoryRecord, *, home_signer: str | None = None, path: str | None = None) -> None:
+def check_version(
+    record: MemoryRecord,
+    *,
+    home_signer: str | None = None,
+    trusted: Collection[str] = (),
+    path: str | None = None,
+) -> None:
     """Check that a record version (already parsed, its id matched) may be trusted.
 
     Args:
         record: The version.
-        home_signer: The Home's own ``amp:key:`` address; a version whose
-            ``provenance.agent`` names it was signed when written, so one without a signature
-            has lost it. ``None`` (a store with no signing key) skips that rule.
+        home_signer: The Home's own ``amp:key:`` address. With it, a version must be signed
+            by it or by one of ``trusted``, and verify; ``None`` (a store with no signing
+            key) only verifies the signatures versions carry.
+        trusted: The other signers the Home trusts (``memory.toml [trust] trusted_signers``).
         path: The file named in the error.
 
     Raises:
-        SignatureError: The signature does not verify, or a version this Home signed has no
-            signature any more.
+        SignatureError: The signature does not verify, the version is unsigned (its signature
+            was removed), or it is signed by a key the Home does not trust (signed again
+            after an edit); field ``signature`` or ``signed_by``.
     """
     if record.redacted:
         return
     if record.signed_by or record.signature:
         verify_record(record, path=path)
-    elif home_signer is not None and record.provenance.agent == home_signer:
+        if home_signer is not None and record.signed_by != home_signer and record.signed_by not in trusted:
+            raise SignatureError(
+                f"signed by {record.signed_by}, a key this Home does not trust (memory.toml "
+                "[trust]): anyone can sign with a key of their own, so none of its fields can "
+                "be trusted",
+                field="signed_by",
+                path=path,
+                record_id=record.id,
+            )
+    elif home_signer is not None:
         raise SignatureError(
-            "unsigned, but written by this Home, which signs every record it writes: "
-            "its signature was removed, so none of its fields can be trusted",
+            "unsigned, but this Home signs every record it stores (what it writes and what it "
+            "imports): its signature was removed, so none of its fields can be trusted",
             field="signature",
             path=path,
             record_id=record.id,
         )
 
 
-def verified_get(store: RecordStore, record_id: str, *, home_signer: str | None = None) -> MemoryRecord:
+def verified_get(
+    store: RecordStore, record_id: str, *, home_signer: str | None = None, trusted: Collection[str] = ()
+) -> MemoryRecord:
     """Return the latest version of ``record_id`` once it verifies (:func:`check_version`).
 
     Raises:
@@ -98,12 +129,33 @@ def verified_get(store: RecordStore, record_id: str, *, home_signer: str | None 
         SignatureError: The version does not verify.
     """
     record = store.get(record_id)
-    check_version(record, home_signer=home_signer)
+    check_version(record, home_signer=home_signer, trusted=trusted)
     return record
 
 
+def verified_history(
+    store: RecordStore, record_id: str, *, home_signer: str | None = None, trusted: Collection[str] = ()
+) -> list[MemoryRecord]:
+    """Return every version of ``record_id``, oldest first, once each verifies (:func:`check_version`).
+
+    Raises:
+        RecordNotFound: The store holds no such record.
+        StoreError: A note cannot be read or its id does not match its content.
+        SignatureError: A version does not verify (the message names its number).
+    """
+    history = store.history(record_id)
+    for number, version in enumerate(history, start=1):
+        try:
+            check_version(version, home_signer=home_signer, trusted=trusted)
+        except SignatureError as exc:
+            raise SignatureError(
+                f"version {number}: {exc.detail}", field=exc.field, record_id=record_id, path=exc.path
+            ) from None
+    return history
+
+
 def verified_lookup(
-    lookup: Callable[[str], MemoryRecord | None], home_signer: str | None
+    lookup: Callable[[str], MemoryRecord | None], home_signer: str | None, trusted: Collection[str] = ()
 ) -> Callable[[str], MemoryRecord | None]:
     """Wrap a record lookup so that a version failing :func:`check_version` reads as absent (``None``)."""
 
@@ -112,7 +164,7 @@ def verified_lookup(
         if record is None:
             return None
         try:
-            check_version(record, home_signer=home_signer)
+            check_version(record, home_signer=home_signer, trusted=trusted)
         except SignatureError:
             return None
         return record
@@ -121,7 +173,11 @@ def verified_lookup(
 
 
 def read_verified(
-    store: RecordStore, *, home_signer: str | None = None, record_ids: Iterable[str] | None = None
+    store: RecordStore,
+    *,
+    home_signer: str | None = None,
+    trusted: Collection[str] = (),
+    record_ids: Iterable[str] | None = None,
 ) -> Reading:
     """Return the latest version of every record (or of ``record_ids``) that verifies, and those refused.
 
@@ -131,6 +187,7 @@ def read_verified(
     Args:
         store: The records.
         home_signer: See :func:`check_version`.
+        trusted: See :func:`check_version`.
         record_ids: Only these records (unknown ids are skipped); every record when ``None``.
 
     Raises:
@@ -150,7 +207,7 @@ def read_verified(
     for record_id in ids:
         try:
             record = by_id.get(record_id) or store.get(record_id)
-            check_version(record, home_signer=home_signer)
+            check_version(record, home_signer=home_signer, trusted=trusted)
         except RecordNotFound:
             continue
         except (StoreError, SignatureError) as exc:

@@ -5,9 +5,14 @@ given. Import verifies by default (the file must be signed; every record naming 
 must verify), then adds only records whose id the store does not hold yet, and says which
 it skipped. Trust (DESIGN.md §9): a record arrives untainted only when it is signed by a
 trusted key, or unsigned inside a file signed by a trusted key; every other record gets
-``taint: ["external"]`` (which makes it a new, unsigned version: the original signed bytes
-stay in the source file, and the import log entry keeps their sha256). A record's review
-state is never taken from the file. Nothing is written unless every record passed.
+``taint: ["external"]`` (which makes it a new version: the original signed bytes stay in the
+source file, and the import log entry keeps their sha256). A record's review state is never
+taken from the file. What the import stores is signed by the Home's key (issue 20), unless it
+arrives unchanged and signed by a key the Home's verified read path trusts (its own, or
+``memory.toml [trust]``), which it keeps byte for byte; so a taint line deleted from an
+imported note, or the note signed again by another key, is refused by every reader. The
+record keeps its provenance (the origin's agent), and the import event names the signer the
+file had (``signed_by``). Nothing is written unless every record passed.
 
 One current value per subject (DESIGN.md §7; :mod:`agent_memory.transfer.states`): an active
 ``state`` record whose subject already has a live value here goes through ``plan_write`` and
@@ -27,7 +32,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,7 +45,6 @@ from agent_memory.log.anchor import HeadWitness
 from agent_memory.log.base import OperationLog
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord
-from agent_memory.records.signing import address_of
 from agent_memory.records.wire import utc_now
 from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.stores.verified import Refusal, read_verified
@@ -77,7 +81,7 @@ class ImportReport:
         controls_refused: ``{file id: why}`` for reinstatements kept out (scope stays excluded).
         withdrawn: Ids among ``added`` that a withdrawal in force keeps out of sight.
         redacted: ``{file id: stored id}`` for records whose body held a secret and were
-            stored redacted (``[secrets] on_detect = "redact"``): a new, unsigned record.
+            stored redacted (``[secrets] on_detect = "redact"``): a new record, signed here.
         superseded: ``{added id: held id}`` for state values that superseded the held value
             of their subject (trusted and no older).
         disputed: ``{added id: held id}`` for state values that now dispute the held value
@@ -93,6 +97,8 @@ class ImportReport:
             (listed in ``skipped`` too).
         erasures_held_back: ``{id: why}`` for tombstones of records held live here that the
             file may not erase (it is not verified and signed by a trusted key).
+        signed_by: ``{stored id: signer in the file}`` (``None``: unsigned there) for the
+            records stored signed by this Home's key instead of their own signature.
     """
 
     added: list[str] = field(default_factory=list)
@@ -114,6 +120,7 @@ class ImportReport:
     erased: list[str] = field(default_factory=list)
     erased_here: list[str] = field(default_factory=list)
     erasures_held_back: dict[str, str] = field(default_factory=dict)
+    signed_by: dict[str, str | None] = field(default_factory=dict)
 
 
 def check_importable(memory_file: MemoryFile, *, path: str | None = None) -> list[MemoryRecord]:
@@ -172,13 +179,15 @@ def export_memory_file(
     include_withdrawn: bool = False,
     refused: list[Refusal] | None = None,
     witness: HeadWitness | None = None,
+    home_signer: str | None = None,
+    trusted: Collection[str] = (),
 ) -> MemoryFile:
     """Build a MemoryFile of the latest version of every record that verifies, by ``(created_at, id)``.
 
     Signed by ``keys`` (the file's ``agent`` is then its address) when given. Records are
     read through the one verified read path
-    (:func:`~agent_memory.stores.verified.read_verified`, ``keys`` naming the Home's own
-    signer): a note that does not parse or verify is left out and added to ``refused``.
+    (:func:`~agent_memory.stores.verified.read_verified`): a note that does not parse or
+    verify is left out and added to ``refused``.
 
     Args:
         store: The records.
@@ -191,12 +200,18 @@ def export_memory_file(
         refused: Where the records left out because they do not verify are appended.
         witness: The Home's checkpoint file (:meth:`~agent_memory.home.Home.witness`): an
             export of a log cut below it is refused, as every exposure is (issue 19).
+        home_signer: The store's own signer (a Home's ``amp:key:`` address; the CLI's
+            ``export`` passes it): every record must then be signed by it or by one of
+            ``trusted`` (:func:`~agent_memory.stores.verified.check_version`). ``None`` (a
+            store without a key; ``keys`` may then be any key that signs the file) checks
+            only the signatures records carry.
+        trusted: The other signers the Home trusts (``memory.toml [trust]``).
 
     Raises:
         LogError: A control in ``log`` cannot be read, or the log is cut below its
             witness's checkpoint (the gate fails closed).
     """
-    reading = read_verified(store, home_signer=address_of(keys) if keys is not None else None)
+    reading = read_verified(store, home_signer=home_signer, trusted=trusted)
     if refused is not None:
         refused.extend(reading.refused)
     records = list(reading.records)
@@ -230,6 +245,9 @@ def import_memory_file(
     secrets: SecretsSettings | None = None,
     now: datetime | None = None,
     sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
+    keep_signed_by: Collection[str] = (),
+    erase: Callable[[Sequence[MemoryRecord]], None] | None = None,
+    may_erase: bool = True,
 ) -> ImportReport:
     """Add the file's records that the store does not hold yet, after the file's withdrawal controls.
 
@@ -253,10 +271,26 @@ def import_memory_file(
         actor: Who imports (the actor of the control events).
         secrets: The Home's ``[secrets]`` policy (default refuse): a body holding a
             credential refuses the whole file, or with ``redact`` is stored with each secret
-            replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new unsigned
-            record with a new id (seed 000 §3; :mod:`agent_memory.governance.secrets`).
+            replaced by ``[redacted:<kind>]``, tagged ``redacted-secret``, as a new record
+            with a new id (signed by ``sign``) (seed 000 §3; :mod:`agent_memory.governance.secrets`).
         now: The clock of the lifecycle versions a state value's supersede or dispute writes.
-        sign: Signs those lifecycle versions (the Home's key), as every write of the Home is.
+        sign: Signs what the import stores (the Home's key), as every write of the Home is
+            (issue 20): every record but one that keeps its own signature (below), and the
+            lifecycle versions a state value's supersede or dispute writes. A record signed
+            here keeps its ``provenance`` (the origin's agent) and the report's
+            ``signed_by`` names who signed it in the file. Without ``sign`` (a store with no
+            key) records are stored as they arrive.
+        keep_signed_by: The signers whose records are stored byte for byte, signature and
+            all, when they verify and arrive unchanged (no taint added, nothing redacted):
+            the Home's own key and the signers its verified read path trusts (``memory.toml
+            [trust]``). A signer trusted only by ``trusted_signers`` makes a record
+            untainted, and it is signed here.
+        erase: Carries out the erasures the file's tombstones bring (records held live here
+            whose tombstone a trusted file carries), given those tombstones: the Memory's
+            erase core, so each ends with a receipt, cascades listed and every holder swept
+            as ``erase`` does (issue 18). ``None``: the store's own ``erase`` (a bare store).
+        may_erase: Whether the importing actor holds the ``erase`` grant; without it such
+            tombstones are held back and said (``erasures_held_back``).
 
     Raises:
         SignatureError: With ``verify``, the file or a record does not verify; nothing written.
@@ -316,6 +350,11 @@ def import_memory_file(
                     "the file erases a record held here, and only a file signed by a trusted key "
                     "may erase (memory.toml [trust]); nothing was erased"
                 )
+            elif not may_erase:
+                report.erasures_held_back[record.id] = (
+                    f"the file erases a record held here, and {actor} holds no erase grant "
+                    "(memory.toml [actors]); nothing was erased"
+                )
             elif held.birth_sha256() != record.birth_digest:
                 raise RecordError(
                     "its tombstone's birth_digest is not the digest of the record held here",
@@ -325,6 +364,16 @@ def import_memory_file(
                 )
             else:
                 to_erase.append(record)
+            if record in tombstones or record in to_erase:
+                # The reason stays in the tombstone (and an erasure's receipt): the screen's
+                # column for signed text, before anything is written.
+                screen(
+                    record.redaction_reason,
+                    field="redaction_reason",
+                    clean=True,
+                    record_id=record.id,
+                    path=path,
+                )
             continue
         if held is not None:
             report.skipped.append(record.id)
@@ -358,11 +407,18 @@ def import_memory_file(
                 continue
             report.redacted[record.id] = incoming.id
         report.digests[incoming.id] = hashlib.sha256(record.canonical_bytes()).hexdigest()
+        keeps = verify and bool(incoming.signature) and incoming.signed_by in keep_signed_by
+        if sign is not None and not keeps:
+            # Signed by the Home, so a taint line deleted later, or the note signed again by
+            # another key, is refused by the verified read path (issue 20).
+            report.signed_by[incoming.id] = record.signed_by
+            incoming = sign(incoming)
         pending.append(incoming)
     _check_redaction_links(pending, report.redacted, path)
     plans = plan_states(store, pending, {record.id for record in pending})
     for record_id in [*plans.held_back, *plans.same_value]:
         report.digests.pop(record_id, None)
+        report.signed_by.pop(record_id, None)
         if record_id in report.tainted:
             report.tainted.remove(record_id)
     report.held_back.update(plans.held_back)
@@ -384,8 +440,11 @@ def import_memory_file(
             raise RecordError("this store cannot hold an erased record", path=path, record_id=tombstone.id)
         restore([tombstone])
         report.tombstones.append(tombstone.id)
+    if to_erase and erase is not None:
+        erase(to_erase)
     for tombstone in to_erase:
-        store.erase(tombstone.id, tombstone.redaction_reason or "erased by its owner", now=now)  # type: ignore[attr-defined]
+        if erase is None:
+            store.erase(tombstone.id, tombstone.redaction_reason or "erased by its owner", now=now)  # type: ignore[attr-defined]
         report.erased.append(tombstone.id)
     write_routed(plans.routed, store, log, actor=actor, now=now or utc_now(), sign=sign)
     for routed in plans.routed:

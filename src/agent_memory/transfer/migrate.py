@@ -10,6 +10,11 @@ Invariants:
   versions, e.g. after an interrupted migration) gets the missing versions appended, and any
   other history is a conflict: :class:`~agent_memory.errors.StoreError` naming each such
   record, raised before anything is written.
+- The gate comes first (DESIGN.md §5 "One gate in"; issue 18): every version's signature
+  verifies, every body passes the screen (as a signed MemoryFile record's does), and a Home
+  target takes only versions signed by its own key or a signer its ``memory.toml [trust]``
+  names, since its verified read path refuses any other (issue 20); a version that fails is
+  named and nothing is written. Both Homes are held under their writer locks throughout.
 - Versions are written oldest first, records in the source's ``list`` order
   (``(created_at, id)``), each version through the target's ``put`` (so its checks run), and
   each record's missing versions are checked as a chain before the first of them is written.
@@ -33,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -175,8 +180,14 @@ def migrate(
     target_log: OperationLog | None = None,
     actor: str = "cli",
     now: datetime | None = None,
+    signers: Collection[str] | None = None,
 ) -> MigrationReport:
     """Copy every version of every record of ``source`` into ``target``, then verify both sides.
+
+    Before anything is written every version passes the gate's checks (DESIGN.md §5 "One gate
+    in"; :func:`verify_signatures`): its signature verifies, a target that signs (a Home)
+    takes only versions signed by a key it trusts, and every body passes the screen as a
+    signed MemoryFile record's does.
 
     Args:
         source: The store read (never written).
@@ -188,6 +199,10 @@ def migrate(
             (``None``: the target cannot keep controls).
         actor: Who appends the carried controls.
         now: Clock for the carried controls' log events.
+        signers: The keys the target trusts, when it signs what it holds (a Home: its own
+            key and ``memory.toml [trust]``): every version must then be signed by one of
+            them, as the target's verified read path would otherwise refuse it. ``None``: a
+            target without a key.
 
     Returns:
         The filled-in report, with ``verified`` set.
@@ -201,15 +216,18 @@ def migrate(
         RecordError, LifecycleError: A stored version breaks the target's checks (the record
             is named); nothing of that record is written.
         SignatureError: A source version names a signer and its signature does not verify
-            (a field changed by hand): the record and version are named, nothing is written,
-            as ``import`` refuses such a file (issue 18 case 3).
+            (a field changed by hand), or, with ``signers``, is unsigned or signed by another
+            key: the record and version are named, nothing is written, as ``import`` refuses
+            such a file (issue 18 case 3).
+        ScreenError: A version's body fails the screen (a secret, a git conflict marker, a
+            foreign frontmatter block, over 1 MiB): named, nothing is written.
         LogError: A control event of either log is malformed, or the target's log refuses one.
     """
     report = report if report is not None else MigrationReport()
     carry = plan_carry(source_log, target_log, origin=report.source or "migrate", target=report.target)
     ids = [record.id for record in source.list()]
     report.source_records = len(ids)
-    verify_signatures(source, ids)
+    verify_signatures(source, ids, signers=signers)
     plan = _plan(source, target, ids)
     if target_log is not None and carry.to_append:
         apply_carry(carry, target_log, actor=actor, now=now)
@@ -220,32 +238,54 @@ def migrate(
     return report
 
 
-def verify_signatures(source: RecordStore, ids: Sequence[str]) -> None:
-    """Verify every signed version of the records ``ids`` of ``source``, before anything is copied.
+def verify_signatures(
+    source: RecordStore, ids: Sequence[str], *, signers: Collection[str] | None = None
+) -> None:
+    """Check every version of the records ``ids`` of ``source`` at the gate, before anything is copied.
 
     A version that names a signer (``signed_by`` or a ``signature``) must verify, as every
-    record of a MemoryFile must on ``import``; unsigned versions have only their id to check,
-    which reading them already did. A tombstone carries no signature.
+    record of a MemoryFile must on ``import``; with ``signers`` (a target that signs what it
+    holds) every version must also be signed by one of them. Each body passes the screen's
+    column for signed records (:func:`~agent_memory.write.screen.screen`): a signed text
+    cannot be cleaned, so control characters are taken as signed, and a secret, a git
+    conflict marker, a foreign frontmatter block or a body over 1 MiB refuses the migration.
+    A tombstone carries no signature and no text.
 
     Raises:
         SignatureError: Naming the record and the version number that fails.
+        ScreenError: Naming the record and the field (``body``) a hazard is in.
     """
     from agent_memory.errors import SignatureError
     from agent_memory.records.signing import verify_record
+    from agent_memory.write.screen import screen
 
     for record_id in ids:
         for number, version in enumerate(source.history(record_id), start=1):
-            if not (version.signed_by or version.signature):
+            if version.redacted:
                 continue
-            try:
-                verify_record(version)
-            except SignatureError as exc:
+            screen(version.body, field="body", clean=True, record_id=record_id)
+            signed = bool(version.signed_by or version.signature)
+            if signed:
+                try:
+                    verify_record(version)
+                except SignatureError as exc:
+                    raise SignatureError(
+                        f"version {number} does not verify ({exc.detail}): a field was changed "
+                        "after it was signed; nothing was migrated",
+                        record_id=record_id,
+                        field=exc.field,
+                        hint="run agent-memory doctor on the source, or restore the version from git",
+                    ) from None
+            if signers is not None and (not signed or version.signed_by not in signers):
+                who = f"signed by {version.signed_by}" if signed else "unsigned"
                 raise SignatureError(
-                    f"version {number} does not verify ({exc.detail}): a field was changed after "
-                    "it was signed; nothing was migrated",
+                    f"version {number} is {who}, and the target Home takes only records signed "
+                    "by its own key or one its memory.toml [trust] names; nothing was migrated",
                     record_id=record_id,
-                    field=exc.field,
-                    hint="run agent-memory doctor on the source, or restore the version from git",
+                    field="signed_by",
+                    hint="add the source's key to the target's memory.toml [trust] "
+                    "trusted_signers, or export and import instead (records are then signed "
+                    "by the target, tainted when their signer is not trusted)",
                 ) from None
 
 
@@ -310,6 +350,10 @@ def migrate_urls(
         target = stack.enter_context(target_end.opened())
         target_log = _opened_log(stack, target_end)
         ends = [(target_end, target_log), *([(source_end, source_log)] if source_end.kind == "home" else [])]
+        into = homes.get(target_end.location) if target_end.kind == "home" else None
+        signers = (
+            {*filter(None, [into.signer()]), *into.settings.trusted_signers} if into is not None else None
+        )
         try:
             migrate(
                 source,
@@ -319,6 +363,7 @@ def migrate_urls(
                 target_log=target_log,
                 actor=actor,
                 now=now,
+                signers=signers,
             )
         except AgentMemoryError:
             if report.versions_written:

@@ -19,8 +19,9 @@ then on each request reads only what changed since, found the cheapest way the s
 
 Invariants: what :meth:`LatestRecords.current` returns is the latest readable version of every
 record as of the call (up to hand edits not yet synced), by ``(created_at, id)``;
-a record that cannot be read is left out, as :meth:`IndexCatalog.readable_records
-<agent_memory.search.catalog.IndexCatalog.readable_records>` leaves it out.
+a record that cannot be read or does not verify is left out, as :meth:`IndexCatalog.readable_records
+<agent_memory.search.catalog.IndexCatalog.readable_records>` leaves it out (every read goes
+through the verified read path, :mod:`agent_memory.stores.verified`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from agent_memory.errors import RecordNotFound, StoreError
+from agent_memory.errors import RecordNotFound, SignatureError, StoreError
 from agent_memory.stores.base import ChangeFeed
 from agent_memory.stores.file_tokens import change_signal
 
@@ -193,8 +194,8 @@ class LatestRecords:
             self._tokens.update(self._tokens_of(ids))
         for record_id in ids:
             try:
-                record = self._memory.store.get(record_id)
-            except (RecordNotFound, StoreError):
+                record = self._memory.get(record_id)  # the verified read path (issue 20)
+            except (RecordNotFound, StoreError, SignatureError):
                 changed |= self._records.pop(record_id, None) is not None
                 continue
             if self._records.get(record_id) is not record:

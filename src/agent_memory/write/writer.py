@@ -108,6 +108,52 @@ class Writer:
         """Sign every version not signed yet; a version signed already (by any signer) keeps its signature."""
         return [v if v.signature else self.sign(v) for v in versions]
 
+    def check(self, record: MemoryRecord, *, path: str | None = None) -> None:
+        """Check a version against the verified read path's rules for this Home (its key and trust).
+
+        Raises:
+            SignatureError: As :func:`~agent_memory.stores.verified.check_version`.
+        """
+        from agent_memory.stores.verified import check_version
+
+        check_version(
+            record, home_signer=self.catalog.home_signer, trusted=self.catalog.trusted_signers, path=path
+        )
+
+    def admit(
+        self, versions: Sequence[MemoryRecord], *, path: str | None = None, copies: Iterable[str] = ()
+    ) -> None:
+        """Pass the gate for versions a door read from outside the write path (a proposal, a revert).
+
+        ``accept`` and ``revert`` of maintenance proposals and ``accept`` of a pending record
+        write versions the write path did not build from a caller's words, and sign them with
+        the Home's key; so before any is put (DESIGN.md §5 "One gate in"; issue 18): the held
+        version of every record they move must verify (a note edited by hand is never moved,
+        and so never signed again by the Home), and the body of every record new to the store
+        passes the screen of a person's write (:func:`~agent_memory.write.screen.screen`),
+        but for ``copies``: new records a revert makes to restore, word for word, a record
+        read through the verified read path, whose text passed the gate when it came in.
+        Call it inside :meth:`writing`, before the first put.
+
+        Raises:
+            SignatureError, StoreError: A held record does not verify or cannot be read.
+            ScreenError: A new record's body holds a hazard (field ``body``, the record named).
+        """
+        from agent_memory.errors import RecordNotFound
+        from agent_memory.write.screen import screen
+
+        restoring = set(copies)
+        for version in versions:
+            if version.redacted:
+                continue
+            try:
+                held = self.store.get(version.id)
+            except RecordNotFound:
+                if version.id not in restoring:
+                    screen(version.body, field="body", record_id=version.id, path=path)
+                continue
+            self.check(held, path=path)
+
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the lock, the Home's writer lock and the lookup's settling of the log head for one write."""

@@ -4,7 +4,8 @@ A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.withdrawals`). One c
 Memory's writer lock from the first check to the logged receipt (so its ``memerase-`` id,
 named in every redaction marker, is the one the receipt gets):
 
-1. checks the actor's ``erase`` grant, the ids, a non-empty reason and authority — a
+1. checks the actor's ``erase`` grant, the ids, and screens the reason and authority (both
+   stay for good, in the tombstones and the receipt: the screen of every door, issue 18) — a
    refusal writes nothing;
 2. finds the *dependents*: records outside the scope whose body quotes an erased body or
    whose ``evidence``, ``provenance.ref`` or ``sources`` name an erased id. Dependents the
@@ -44,7 +45,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.errors import LifecycleError, RecordError, ScreenError, StoreError
 from agent_memory.governance.erasure.journal import ERASE_INTENT, JOURNAL_FOLDER, ErasurePlan
 from agent_memory.governance.erasure.receipt import ErasureReceipt, HolderResult, needles_of, next_erasure_id
 from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, covered_anchors
@@ -121,8 +122,10 @@ class ErasureMethods:
 
         Raises:
             AuthorityError: The actor holds no ``erase`` grant.
-            RecordError: No id, an empty reason or authority, or a ``cascade`` id that is not
-                a dependent.
+            RecordError: No id, or a ``cascade`` id that is not a dependent.
+            ScreenError: An empty reason or authority, or one holding what the screen refuses
+                (a control character, a secret, a git conflict marker, a frontmatter block;
+                :mod:`agent_memory.write.screen`); nothing is written.
             RecordNotFound: An unknown id.
             LifecycleError: A record is already erased.
             StoreError: A store, sidecar or file could not be rewritten (the receipt is not
@@ -134,62 +137,106 @@ class ErasureMethods:
         scope = sorted(set(record_ids))
         if not scope:
             raise RecordError("name at least one record to erase", field="record_ids")
-        for name, value in (("reason", reason), ("authority", authority)):
-            if not isinstance(value, str) or not value.strip():
-                raise RecordError(f"an erasure needs a non-empty {name}", field=name)
+        words = {
+            name: self._screened(name, value)
+            for name, value in (("reason", reason), ("authority", authority))
+        }
         with self._writing():
-            histories = {record_id: self.store.history(record_id) for record_id in scope}
-            if any(h[-1].redacted for h in histories.values()):
-                # An interrupted erasure of these records is finished, with its receipt.
-                folder = self._journal_folder()
-                finished = (
-                    self._finish_erasures_held(folder) if folder is not None and folder.is_dir() else []
-                )
-                for receipt in finished:
-                    if set(scope) <= set(receipt.scope_refs):
-                        return receipt
-            for record_id, history in histories.items():
-                if history[-1].redacted:
-                    raise LifecycleError(self._already_erased(record_id), record_id=record_id)
-            needles = needles_of(v.body for h in histories.values() for v in h)
-            dependents = self._dependents(set(scope), needles)
-            extra = sorted(set(cascade))
-            strays = [record_id for record_id in extra if record_id not in dependents]
-            if strays:
-                raise RecordError(
-                    f"{', '.join(strays)} does not quote or point at the erased records",
-                    field="cascade",
-                    hint="cascade only names dependents listed in a receipt",
-                )
-            for record_id in extra:
-                histories[record_id] = self.store.history(record_id)
-            scope = sorted(histories)
-            needles = needles_of(v.body for h in histories.values() for v in h)
-            erase_one = getattr(self.store, "erase", None)
-            if not callable(erase_one):
-                raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
-            # An erase of local day D is logged at its stamp or later (time never goes back along
-            # the chain), and D began less than three days before this stamp in any time zone
-            # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
-            recent = entries_from_time(self.log, stamp - timedelta(days=3))
-            taken = [
-                str(e.details.get("erasure_id", "")) for e in recent if e.action in ("erase", ERASE_INTENT)
-            ]
-            erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
-            plan = ErasurePlan(
-                erasure_id=erasure_id,
-                scope=tuple(scope),
-                needles=needles,
-                anchors=covered_anchors(histories.values()),
-                reason=reason.strip(),
-                authority=authority.strip(),
+            return self._erase_held(
+                scope,
+                reason=words["reason"],
+                authority=words["authority"],
+                cascade=cascade,
                 rewrite_git=rewrite_git,
-                decided_at=stamp,
+                stamp=stamp,
             )
-            # The intent comes before the first tombstone: a kill from here on is finished
-            # by the next open (or by running erase again), never left without its receipt.
-            self._open_erasure(plan)
-            return self._carry_out(plan, histories, set(dependents) - set(histories))
+
+    def _screened(self, name: str, value: object) -> str:
+        """Return an erasure's ``reason`` or ``authority`` once it passes the screen (a person's words).
+
+        Both stay for good (the tombstones' ``redaction_reason``, the receipt in the log), so
+        they pass the same screen as every text a door stores (:mod:`agent_memory.write.screen`).
+
+        Raises:
+            ScreenError: Empty (hazard ``empty``), or holding a control character, a secret
+                (under ``[secrets] on_detect = "refuse"``), a git conflict marker or a
+                frontmatter block, or over 1 MiB; the field is ``name``.
+        """
+        from agent_memory.governance.secrets import policy_of
+        from agent_memory.write.screen import Hazard, screen
+
+        if not isinstance(value, str) or not value.strip():
+            raise ScreenError(f"an erasure needs a non-empty {name}", hazard=Hazard.EMPTY, field=name)
+        return screen(value, field=name, policy=policy_of(self)).text
+
+    def _erase_held(
+        self,
+        scope: list[str],
+        *,
+        reason: str,
+        authority: str,
+        cascade: Iterable[str] = (),
+        rewrite_git: bool = False,
+        stamp: datetime,
+    ) -> ErasureReceipt:
+        """:meth:`erase` for a caller that holds the writer lock, checked the grant and screened the words.
+
+        The one erase core: ``erase`` and the erasure a trusted MemoryFile's tombstones carry
+        into ``import`` (:meth:`Memory.import_file <agent_memory.memory.Memory.import_file>`)
+        both run it, so both leave the same tombstones, purges, sweep, dependents listed in
+        the receipt and the receipt itself.
+
+        Raises:
+            As :meth:`erase`, but for the grant and the words.
+        """
+        histories = {record_id: self.store.history(record_id) for record_id in scope}
+        if any(h[-1].redacted for h in histories.values()):
+            # An interrupted erasure of these records is finished, with its receipt.
+            folder = self._journal_folder()
+            finished = self._finish_erasures_held(folder) if folder is not None and folder.is_dir() else []
+            for receipt in finished:
+                if set(scope) <= set(receipt.scope_refs):
+                    return receipt
+        for record_id, history in histories.items():
+            if history[-1].redacted:
+                raise LifecycleError(self._already_erased(record_id), record_id=record_id)
+        needles = needles_of(v.body for h in histories.values() for v in h)
+        dependents = self._dependents(set(scope), needles)
+        extra = sorted(set(cascade))
+        strays = [record_id for record_id in extra if record_id not in dependents]
+        if strays:
+            raise RecordError(
+                f"{', '.join(strays)} does not quote or point at the erased records",
+                field="cascade",
+                hint="cascade only names dependents listed in a receipt",
+            )
+        for record_id in extra:
+            histories[record_id] = self.store.history(record_id)
+        scope = sorted(histories)
+        needles = needles_of(v.body for h in histories.values() for v in h)
+        erase_one = getattr(self.store, "erase", None)
+        if not callable(erase_one):
+            raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+        # An erase of local day D is logged at its stamp or later (time never goes back along
+        # the chain), and D began less than three days before this stamp in any time zone
+        # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
+        recent = entries_from_time(self.log, stamp - timedelta(days=3))
+        taken = [str(e.details.get("erasure_id", "")) for e in recent if e.action in ("erase", ERASE_INTENT)]
+        erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
+        plan = ErasurePlan(
+            erasure_id=erasure_id,
+            scope=tuple(scope),
+            needles=needles,
+            anchors=covered_anchors(histories.values()),
+            reason=reason.strip(),
+            authority=authority.strip(),
+            rewrite_git=rewrite_git,
+            decided_at=stamp,
+        )
+        # The intent comes before the first tombstone: a kill from here on is finished
+        # by the next open (or by running erase again), never left without its receipt.
+        self._open_erasure(plan)
+        return self._carry_out(plan, histories, set(dependents) - set(histories))
 
     def finish_erasures(self) -> list[ErasureReceipt]:
         """Finish every erasure an interrupted process left (issue 20 item 2); return their receipts.
