@@ -50,6 +50,7 @@ from agent_memory.stores.verified import verified_get, verified_history
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
+from agent_memory.write.journal import JOURNAL_FOLDER as BATCH_FOLDER
 from agent_memory.write.plan import LIVE_STATES, Plan, RememberResult
 from agent_memory.write.remember import Remember
 from agent_memory.write.writer import Writer
@@ -291,6 +292,8 @@ class Memory(ReviewMethods, ErasureMethods):
         head = memory.log.last()
         memory._opened_seq = head.seq if head else 0
         memory.roll_forward()
+        if any((home.cache_dir / BATCH_FOLDER).glob("*.json")):
+            memory.writer.finish_batches(home.cache_dir / BATCH_FOLDER)  # an accept or revert killed mid-way
         if any((home.cache_dir / JOURNAL_FOLDER).glob("*.json")):
             memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
         return memory
@@ -377,7 +380,7 @@ class Memory(ReviewMethods, ErasureMethods):
                 log=self.log,
                 actor=self.actor,
                 secrets=self.secrets,
-                sign=self.writer.sign,
+                sign=self.writer.sign if self.identity is not None else None,
                 keep_signed_by={*self.catalog.trusted_signers, *filter(None, [self._address()])},
                 erase=erase,
                 may_erase=self.actors.may(self.actor, "erase"),

@@ -114,3 +114,17 @@ def test_list_prints_one_line_per_record_and_filters(cli: Cli, home: Path) -> No
     )
     assert [r["subject"] for r in state_only] == ["host:staging"]
     assert cli("list", "--state", "bogus", "--home", str(home)).returncode == 2
+
+
+def test_history_refuses_a_version_whose_note_was_signed_again_by_another_key(cli: Cli, home: Path) -> None:
+    # Issue 20: history reads through the verified read path, as Memory.history does.
+    from agent_memory.records.note import dump_note
+    from agent_memory.records.signing import KeyPair, sign_record
+
+    old, _ = ids(home)
+    first = note_files(home, old)[0]
+    record = load_note(first.read_bytes())
+    first.write_bytes(dump_note(sign_record(record.evolve(tags=("edited",)), KeyPair.generate())))
+    result = cli("history", old, "--home", str(home))
+    assert result.returncode == 3 and result.stdout == ""
+    assert "version 1" in result.stderr and "does not trust" in result.stderr, result.stderr

@@ -339,7 +339,7 @@ def test_the_porcelain_proposes_the_dispute_and_accept_opens_it(home: Home) -> N
         assert outcome.done == [report.proposals[0].id]
         assert memory.get(yes).state is State.TRANSITIONAL and memory.get(no).state is State.TRANSITIONAL
         kinds = [str(e.action) for e in memory.log.entries()]
-        assert kinds[-4:] == ["intent", "transition", "intent-done", "review"]
+        assert kinds[-4:] == ["batch-intent", "transition", "review", "batch-done"]
 
 
 def test_a_memory_without_a_home_keeps_its_proposals_where_accept_finds_them() -> None:

@@ -34,10 +34,14 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from reliability_kit import KILLS_PER_OP, make_home, record_figures, snapshot
+from reliability_kit import (
+    KILLS_PER_OP,
+    doctor_after_kill,
+    make_home,
+    receipts_for_every_tombstone,
+    record_figures,
+)
 
-from agent_memory.doctor.debris import find_debris
-from agent_memory.doctor.diagnose import diagnose, repair
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.records.record import State
@@ -132,39 +136,6 @@ def _readline(stream: IO[str]) -> str:
 # ---------------------------------------------------------------------- checks after a kill
 
 
-def doctor_after_kill(root: Path) -> tuple[list[str], list[str]]:
-    """Run doctor; when it finds problems, doctor --fix must clear them touching only derived state.
-
-    Returns:
-        The checks that failed before the fix, and the repairs made.
-    """
-    home = Home.open(root)
-    checks = diagnose(home)
-    # Debris (a killed write's temp file or empty record folder) is a warning doctor --fix clears.
-    failed = [c for c in checks if not c.ok or (c.name == "debris" and c.warning)]
-    if not failed:
-        return [], []
-    notes, archive = snapshot(root, ("notes",)), snapshot(root, ("archive",))
-    fixed = repair(home, checks)
-    still = {c.name: c.details for c in diagnose(home) if not c.ok}
-    found = {c.name: c.details for c in failed}
-    assert not still, f"doctor --fix left problems: {still} (found {found}; repaired {fixed})"
-    assert not find_debris(home), f"doctor --fix left debris: {find_debris(home)}"
-    # Rolling an open intent forward adds the version it names (a supersede's retired record);
-    # no version file already there changes; only temp files (never a version) are removed.
-    after_notes = snapshot(root, ("notes",))
-    versions = {name: data for name, data in notes.items() if "/.tmp-" not in name}
-    assert all(after_notes.get(name) == data for name, data in versions.items()), (
-        f"doctor --fix changed notes: {fixed}"
-    )
-    assert after_notes.keys() == versions.keys() or "intents" in found, f"doctor --fix added notes: {fixed}"
-    # An interrupted archive run is finished: files only grow, by the bytes its logged digests fix.
-    after = snapshot(root, ("archive",))
-    assert all(after.get(name, b"").startswith(data) for name, data in archive.items()), fixed
-    assert after == archive or "archive" in found, f"doctor --fix changed the archive: {fixed}"
-    return sorted(found), fixed
-
-
 def check_acknowledged(root: Path, acks: list[dict[str, Any]]) -> int:
     """Assert that every acknowledged write is in the Home; return how many were checked."""
     home = Home.open(root)
@@ -208,20 +179,6 @@ def check_acknowledged(root: Path, acks: list[dict[str, Any]]) -> int:
             pytest.fail(f"unknown acknowledgement {ack}")
         checked += 1
     return checked
-
-
-def receipts_for_every_tombstone(root: Path) -> None:
-    """Assert that every erased record has its receipt in the log and no erasure is left open.
-
-    An erase killed after its intent is finished by the next open (issue 20 item 2): never a
-    tombstone without an ``erase`` entry naming it.
-    """
-    home = Home.open(root)
-    erased = {r.id for r in home.store().list() if r.redacted}
-    receipted = {rid for e in home.log().entries() if e.action == "erase" for rid in e.record_ids}
-    assert erased <= receipted, f"tombstones without a receipt: {sorted(erased - receipted)}"
-    journal = home.cache_dir / "erase-journal"
-    assert not journal.exists() or not any(journal.glob("*.json")), "an erasure is still open"
 
 
 @pytest.mark.parametrize("op", OPS)

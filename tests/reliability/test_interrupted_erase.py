@@ -10,13 +10,11 @@ archive or the views, and running ``erase`` again names the receipt.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from reliability_kit import killed_after
 
 from agent_memory.errors import LifecycleError
 from agent_memory.home import Home
@@ -26,27 +24,11 @@ from agent_memory.memory import Memory
 T0 = datetime(2026, 11, 29, 9, tzinfo=UTC)
 TEXTS = [f"Private note {n}: the door code is zq{n}{n}41 on the north side." for n in range(3)]
 
-CHILD = textwrap.dedent(
-    """
-    import os, signal, sys
-    from agent_memory.memory import Memory
-    from agent_memory.stores.files import FileStore
-
-    original = FileStore.erase
-    calls = []
-
-    def erase_then_die(self, record_id, reason, *, now=None):
-        tombstone = original(self, record_id, reason, now=now)
-        calls.append(record_id)
-        if len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return tombstone
-
-    FileStore.erase = erase_then_die
-    memory = Memory.open(sys.argv[1])
-    memory.erase(sys.argv[2:], reason="user request", authority="ada")
-    """
+ERASE = (
+    "from agent_memory.memory import Memory\n"
+    "Memory.open(argv[0]).erase(argv[1:], reason='user request', authority='ada')"
 )
+"""The child's operation; it is killed right after the store wrote the second tombstone."""
 
 
 @pytest.fixture
@@ -55,9 +37,7 @@ def killed(tmp_path: Path) -> tuple[Path, list[str]]:
     with Memory.open(home.root) as memory:
         ids = sorted(memory.remember(text, source="chat", now=T0).record_id for text in TEXTS)
     render(home)
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(home.root), *ids], capture_output=True, text=True, check=False
-    )
+    child = killed_after("agent_memory.stores.files:FileStore.erase", 2, ERASE, str(home.root), *ids)
     assert child.returncode == -signal.SIGKILL, child.stderr
     return home.root, ids
 

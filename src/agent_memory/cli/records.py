@@ -59,8 +59,18 @@ def show(record_id: str, home: str | None, as_json: bool) -> None:
 @home_option
 @json_option
 def history(record_id: str, home: str | None, as_json: bool) -> None:
-    """Print every version of RECORD_ID, oldest first: version, time, state and why it changed."""
-    versions = open_home(home).store().history(record_id)
+    """Print every version of RECORD_ID, oldest first: version, time, state and why it changed.
+
+    Read through the verified read path, as ``Memory.history``: a version whose note was
+    edited by hand, lost its signature or is signed by a key the Home does not trust is an
+    error naming it (exit 3), never shown.
+    """
+    from agent_memory.stores.verified import verified_history
+
+    opened = open_home(home)
+    versions = verified_history(
+        opened.store(), record_id, home_signer=opened.signer(), trusted=opened.settings.trusted_signers
+    )
     if as_json:
         echo_json([{"version": n, **v.to_wire()} for n, v in enumerate(versions, start=1)])
         return

@@ -395,15 +395,21 @@ def _check_intents(home: Home) -> Check:
     pending = open_intents(home.log().entries())
     journal = home.cache_dir / "erase-journal"  # governance.erasure.journal.JOURNAL_FOLDER
     erasures = sorted(p.stem for p in journal.glob("*.json")) if journal.is_dir() else []
-    if not pending and not erasures:
+    batches_folder = home.cache_dir / "write-journal"  # write.journal.JOURNAL_FOLDER
+    batches = sorted(p.stem for p in batches_folder.glob("*.json")) if batches_folder.is_dir() else []
+    if not pending and not erasures and not batches:
         return Check("intents", True, ("no half-finished write",))
-    lines = tuple(
-        f"log seq {entry.seq}: {entry.details.get('op', '?')} of {' -> '.join(entry.record_ids)} "
-        "was interrupted (no intent-done)"
-        for entry in pending
-    ) + tuple(
-        f"erasure {erasure_id} was interrupted before its receipt (the next open finishes it)"
-        for erasure_id in erasures
+    lines = (
+        tuple(
+            f"log seq {entry.seq}: {entry.details.get('op', '?')} of {' -> '.join(entry.record_ids)} "
+            "was interrupted (no intent-done)"
+            for entry in pending
+        )
+        + tuple(
+            f"erasure {erasure_id} was interrupted before its receipt (the next open finishes it)"
+            for erasure_id in erasures
+        )
+        + tuple(f"{key} was interrupted part way (the next open finishes it)" for key in batches)
     )
     if not pending:  # finished by the next Memory.open (any command): a warning, not damage
         return Check("intents", True, lines, warning=True)

@@ -94,29 +94,40 @@ def compensation(
 
 
 def disputes_of_restored(
-    memory: Memory, restored: dict[str, str], stamp: datetime, proposal_id: str
+    memory: Memory,
+    restored: dict[str, str],
+    stamp: datetime,
+    proposal_id: str,
+    planned: dict[str, MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     """Open a dispute between each restored state value and a live value its subject holds.
 
     A revert restores what the proposal retired; when the subject took another active value
     meanwhile (a state supersede reverted while the newer value stays), the two are put in
     dispute for a person to resolve, never left as two active values of one subject
-    (DESIGN.md §7).
+    (DESIGN.md §7). ``planned`` holds what the revert's compensating versions will make of
+    each record they touch (``{id: version}``), read over the store, so the whole revert is
+    planned before its first put (a journaled batch, :mod:`agent_memory.write.journal`).
     """
+    ahead = planned or {}
     from agent_memory.records.lifecycle import begin_transition
     from agent_memory.write.plan import subject_key
 
     versions: list[MemoryRecord] = []
     for copy_id in restored:
-        copy = memory.store.get(copy_id)
+        copy = ahead.get(copy_id) or memory.store.get(copy_id)
         key = subject_key(copy)
         if key is None or copy.state is not State.ACTIVE:
             continue
+        live = {r.id: r for r in memory.store.list(state=State.ACTIVE)} | ahead
         rival = next(
             (
                 r
-                for r in memory.store.list(state=State.ACTIVE)
-                if r.id != copy_id and subject_key(r) == key and _verifies(memory, r)
+                for r in live.values()
+                if r.state is State.ACTIVE
+                and r.id != copy_id
+                and subject_key(r) == key
+                and _verifies(memory, r)
             ),
             None,
         )

@@ -51,8 +51,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -67,7 +66,7 @@ from agent_memory.jobs.verdicts import ACCEPTED, DECLINED, REVERTED, review_stat
 from agent_memory.jobs.verdicts import verdicts as verdicts_in
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.stores.base import RecordStore
-from agent_memory.write.proposals import ProposalKind
+from agent_memory.write.journal import JOURNAL_FOLDER, Batch, Step, run_batch
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
@@ -211,7 +210,10 @@ def accept(
     keeps its taint (a merged record stays quarantined until approved). An applied one logs
     its writes (``supersede``/``archive``/``transition``/``put`` by the versions' kind,
     ``job: review``) then a ``review`` event ``{"verdict": "accepted", "proposal_id", "pass",
-    "created": [ids new to the store], "written": {id: sha256}}``.
+    "created": [ids new to the store], "written": {id: sha256}}``, as one journaled batch
+    (:mod:`agent_memory.write.journal`: in a Home, a ``batch-intent`` before the first put
+    and a ``batch-done`` after the verdict), so an accept killed part way is finished by the
+    next open.
 
     Args:
         memory: An open Memory (a Home, or in memory: its proposals are on its shelf).
@@ -255,10 +257,12 @@ def accept(
                 outcome.refused.append((proposal_id, f"{concern}; {why}"))
                 continue
             created = [v.id for v in versions if not memory.store.contains(v.id)]
-            with _dispute_intent(memory, pending, stamp):
-                _put_and_log(memory, versions, stamp, job=pending.pass_name, proposal_id=proposal_id)
             written = {v.id: basis_of(v) for v in versions}
-            _verdict(memory, ACCEPTED, pending, stamp, created=sorted(set(created)), written=written)
+            steps = (
+                _step(versions, job=pending.pass_name, proposal_id=proposal_id),
+                _verdict(ACCEPTED, pending, created=sorted(set(created)), written=written),
+            )
+            _journaled(memory, f"accept-{proposal_id}", steps, stamp)
             outcome.done.append(proposal_id)
             outcome.written.extend(versions)
     return outcome
@@ -290,7 +294,10 @@ def decline(
             if pending is None:
                 outcome.refused.append((proposal_id, _unknown(memory, proposal_id)))
                 continue
-            _verdict(memory, DECLINED, pending, stamp, reason=reason)
+            step = _verdict(DECLINED, pending, reason=reason)
+            memory.log.append(
+                step.action, actor=memory.actor, record_ids=step.record_ids, details=step.details, now=stamp
+            )
             outcome.done.append(proposal_id)
     return outcome
 
@@ -309,7 +316,9 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
     "restored": {correction id: original id}, "after": {id: sha256 of its version now}}``,
     ``after`` covering every record the acceptance or the revert wrote: consolidation reads it
     so it does not propose the reverted change again over those unchanged records
-    (:class:`~agent_memory.jobs.verdicts.Refusals`).
+    (:class:`~agent_memory.jobs.verdicts.Refusals`). The whole revert is planned before its
+    first put and written as one journaled batch, so a revert killed part way is finished by
+    the next open (issue 20), never left half done.
 
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant.
@@ -345,16 +354,19 @@ def revert(memory: Memory, proposal_id: str, *, reason: str = "", now: datetime 
         moves = compensation(memory, pending, created, stamp, restored)
         memory.writer.admit(moves, path=_file_of(memory, pending), copies=restored)  # the gate
         versions = _signed(memory, moves)
-        _put_and_log(memory, versions, stamp, job="revert", proposal_id=proposal_id)
-        disputes = _signed(memory, disputes_of_restored(memory, restored, stamp, proposal_id))
-        if disputes:
-            _put_and_log(memory, disputes, stamp, job="revert", proposal_id=proposal_id)
-            versions = versions + disputes
-        touched = sorted({*dict(accepted.get("written", {})), *(v.id for v in versions)})
-        after = {i: basis_of(memory.store.get(i)) for i in touched}
+        latest = {v.id: v for v in versions}  # what each record will be once the moves are put
+        disputes = _signed(memory, disputes_of_restored(memory, restored, stamp, proposal_id, latest))
+        latest.update((v.id, v) for v in disputes)
+        touched = sorted({*dict(accepted.get("written", {})), *latest})
+        after = {i: basis_of(latest[i] if i in latest else memory.store.get(i)) for i in touched}
         details = {"created": sorted(restored), "restored": restored, "after": after}
-        _verdict(memory, REVERTED, pending, stamp, reason=reason, **details)
-    return Outcome(done=[proposal_id], written=versions)
+        steps = (
+            _step(versions, job="revert", proposal_id=proposal_id),
+            *((_step(disputes, job="revert", proposal_id=proposal_id),) if disputes else ()),
+            _verdict(REVERTED, pending, reason=reason, **details),
+        )
+        _journaled(memory, f"revert-{proposal_id}", steps, stamp)
+    return Outcome(done=[proposal_id], written=versions + disputes)
 
 
 def _file_of(memory: Memory, pending: PendingProposal) -> str | None:
@@ -372,36 +384,26 @@ def _signed(memory: Memory, versions: list[MemoryRecord]) -> list[MemoryRecord]:
     return [v if v.signature else memory.writer.sign(v) for v in versions]
 
 
-@contextmanager
-def _dispute_intent(memory: Memory, pending: PendingProposal, stamp: datetime) -> Iterator[None]:
-    """Log an ``intent`` before the two puts that open a dispute, ``intent-done`` after them.
+def _journaled(memory: Memory, key: str, steps: tuple[Step, ...], stamp: datetime) -> None:
+    """Write ``steps`` as one journaled batch (:mod:`agent_memory.write.journal`).
 
-    An accept killed between the puts is rolled forward on the next open
-    (:func:`agent_memory.write.plan.roll_forward` gives the second side the first one's
-    transition block), as ``remember``'s disputes are. Other proposals need no intent.
+    A kill between two puts of an accept or a revert is finished by the next open, never
+    left half applied (issue 20 "Interrupted operations finish").
     """
-    (first, *rest) = pending.proposals or (None,)
-    if rest or first is None or first.kind is not ProposalKind.TRANSITION or not first.other_id:
-        yield
-        return
-    ids = (str(first.target_id), first.other_id)
-    details = {"op": "dispute", "reason": f"{pending.pass_name} (maintenance review)", "subject": "",
-               "job": "review", "proposal_id": pending.id}  # fmt: skip
-    intent = memory.log.append("intent", actor=memory.actor, record_ids=ids, details=details, now=stamp)
-    yield
-    memory.log.append(
-        "intent-done",
+    home = memory.home
+    run_batch(
+        Batch(key, steps),
+        memory.store,
+        memory.log,
+        folder=home.cache_dir / JOURNAL_FOLDER if home is not None else None,
         actor=memory.actor,
-        record_ids=ids,
-        details={"intent": intent.seq, "op": "dispute", "outcome": "done"},
         now=stamp,
+        written=memory.writer.after_write,
     )
 
 
-def _put_and_log(
-    memory: Memory, versions: list[MemoryRecord], stamp: datetime, *, job: str, proposal_id: str
-) -> None:
-    numbers = [memory.store.put(v) for v in versions]
+def _step(versions: list[MemoryRecord], *, job: str, proposal_id: str) -> Step:
+    """The step that puts ``versions``, logged as ``supersede``/``archive``/``transition``/``put``."""
     states = {v.state for v in versions}
     action = (
         "supersede"
@@ -412,26 +414,11 @@ def _put_and_log(
         if State.TRANSITIONAL in states
         else "put"
     )
-    memory.log.append(
-        action,
-        actor=memory.actor,
-        record_ids=tuple(dict.fromkeys(v.id for v in versions)),
-        details={
-            "reason": f"{job} (maintenance review)",
-            "job": "review",
-            "proposal_id": proposal_id,
-            "versions": numbers,
-        },
-        now=stamp,
-    )
-    memory.writer.after_write(versions)
+    details = {"reason": f"{job} (maintenance review)", "job": "review", "proposal_id": proposal_id}
+    return Step(tuple(versions), action, tuple(dict.fromkeys(v.id for v in versions)), details)
 
 
-def _verdict(memory: Memory, verdict: str, pending: PendingProposal, stamp: datetime, **details: Any) -> None:
-    memory.log.append(
-        "review",
-        actor=memory.actor,
-        record_ids=pending.record_ids,
-        details={"verdict": verdict, "proposal_id": pending.id, "pass": pending.pass_name, **details},
-        now=stamp,
-    )
+def _verdict(verdict: str, pending: PendingProposal, **details: Any) -> Step:
+    """The step that logs the ``review`` event of ``verdict`` (no version)."""
+    wire = {"verdict": verdict, "proposal_id": pending.id, "pass": pending.pass_name, **details}
+    return Step((), "review", pending.record_ids, wire)

@@ -77,6 +77,8 @@ class Action(StrEnum):
     INIT = "init"  # the Home was created
     INTENT = "intent"  # a multi-step write is about to happen (rolled forward on open)
     INTENT_DONE = "intent-done"  # ... and finished
+    BATCH_INTENT = "batch-intent"  # a journaled batch (an accept, a revert) is about to be put
+    BATCH_DONE = "batch-done"  # ... and finished, or rolled forward on open (write.journal)
     REINDEX = "reindex"
     SYNC = "sync"
     RETRIEVAL = "retrieval"  # metamemory: a retrieval_record memret-… (seed 000 §23.2)

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from fg_agent_id import KeyPair
@@ -210,6 +211,27 @@ class Writer:
         """Return the log head as ``"seq:digest"`` (``"0"`` for an empty log)."""
         head = self.log.last()
         return f"{head.seq}:{head.digest}" if head else "0"
+
+    def finish_batches(self, folder: Path, *, now: datetime | None = None) -> list[str]:
+        """Finish the journaled batches a killed process left in ``folder``; return their keys.
+
+        See :func:`~agent_memory.write.journal.finish_batches` (an accept or revert of a
+        maintenance proposal, finished on the next open, never rolled back).
+
+        Raises:
+            StoreError: A journal is unreadable, or a put fails (the journal stays).
+        """
+        from agent_memory.write.journal import finish_batches
+
+        if not folder.is_dir() or not any(folder.glob("*.json")):
+            return []
+        with self.writing():
+            finished = finish_batches(
+                folder, self.store, self.log, actor=self.actor, now=self.clock(now), written=self.after_write
+            )
+            if finished:
+                self.catalog.refresh(force=True)
+            return finished
 
     def roll_forward(self, *, now: datetime | None = None) -> int:
         """Finish writes a crash interrupted (logged intents); return how many were closed.
