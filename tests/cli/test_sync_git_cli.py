@@ -12,6 +12,7 @@ from agent_memory.home import Home
 from agent_memory.records.lifecycle import archive, supersede
 from agent_memory.records.note import load_note
 from agent_memory.records.record import MemoryRecord, Provenance
+from signing_store import signing_store
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -43,7 +44,7 @@ def home(cli: Cli) -> Path:
     path = cli.root / "home"
     keys = cli.root / "config" / "agent-memory" / "keys" / "home.key"
     opened = Home.init(path, timezone="UTC", key_file=keys, git=True)
-    opened.store().put(record("Likes green tea."))
+    signing_store(opened).put(record("Likes green tea."))
     opened.commit("seed")
     return path
 
@@ -143,11 +144,11 @@ def merged(
     opened = Home.open(home)
     git(home, "checkout", "-q", "-b", "other")
     for version in theirs(first):
-        opened.store().put(version)
+        signing_store(opened).put(version)
     opened.commit("theirs")
     git(home, "checkout", "-q", "main")
     for version in ours(first):
-        opened.store().put(version)
+        signing_store(opened).put(version)
     opened.commit("ours")
     assert "CONFLICT" in git(home, "merge", "other", check=False)
     return first
@@ -179,7 +180,7 @@ def test_a_clash_whose_time_order_is_illegal_is_settled_in_the_other_order(cli: 
     successor = record("Likes black tea.", hours=3)
 
     def replaced(r: MemoryRecord) -> list[MemoryRecord]:
-        Home.open(home).store().put(successor.evolve(supersedes=r.id))
+        signing_store(Home.open(home)).put(successor.evolve(supersedes=r.id))
         return [supersede(r, successor.evolve(supersedes=r.id), "changed", now=T0 + timedelta(hours=3))]
 
     first = merged(home, ours=replaced, theirs=retired(1))
@@ -193,7 +194,7 @@ def test_two_successors_cannot_both_stand_and_the_file_is_left_for_a_person(cli:
     def replaced_by(body: str) -> Callable[[MemoryRecord], list[MemoryRecord]]:
         def versions(r: MemoryRecord) -> list[MemoryRecord]:
             successor = record(body, hours=2).evolve(supersedes=r.id)
-            Home.open(home).store().put(successor)
+            signing_store(Home.open(home)).put(successor)
             return [supersede(r, successor, "changed", now=T0 + timedelta(hours=2))]
 
         return versions
