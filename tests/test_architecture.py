@@ -73,17 +73,8 @@ FRONT_END_ADAPTER_MODULES = frozenset(
 # Cycles that remain (each a strongly connected component, as sorted module names): none. Keep it so.
 KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 
-_SERVICES_TAKING_A_MEMORY = (
-    "agent_memory.governance.queue",
-    "agent_memory.jobs.compensation",
-    "agent_memory.jobs.review_flow",
-)
-# Forbidden imports that remain, as (rule, importer, imported). Only remove entries; never add one.
-# Each is a service function typed ``memory: Memory`` (under TYPE_CHECKING), to be given the
-# services it uses instead (issue 17 item 2).
-KNOWN_VIOLATIONS: frozenset[tuple[str, str, str]] = frozenset(
-    ("services never import memory", module, "agent_memory.memory") for module in _SERVICES_TAKING_A_MEMORY
-)
+# Forbidden imports that remain, as (rule, importer, imported): none. Only remove entries; never add one.
+KNOWN_VIOLATIONS: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

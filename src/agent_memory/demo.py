@@ -292,7 +292,6 @@ def _capture(step: _Steps, home: Home) -> None:
 
 
 def _distill(step: _Steps, memory: Memory) -> None:
-    from agent_memory.jobs.review_flow import accept
 
     step("Distill the archive into proposals, then accept them", "agent-memory distill; accept ID…")
     report = memory.maintenance.distill()
@@ -306,7 +305,7 @@ def _distill(step: _Steps, memory: Memory) -> None:
     step.echo(
         f"  {len(report.proposals)} proposal(s) filed {where}; nothing is applied until a person accepts"
     )
-    outcome = accept(memory, [p.id for p in report.proposals])
+    outcome = memory.proposals.accept([p.id for p in report.proposals])
     step.echo(f"  $ agent-memory accept {' '.join(outcome.done)}")
     step.echo(f"  accepted {len(outcome.done)}: the records now cite their archive lines as source")
 
@@ -329,10 +328,10 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
     if not report.proposals:
         return
     step.echo("  proposals wait under proposals/pending-consolidation/; nothing was changed by them")
-    from agent_memory.jobs.review_flow import accept, revert, review_stats
+    from agent_memory.jobs.review_flow import review_stats
 
     step.echo("  $ agent-memory accept --all   (a person's review; each is re-validated first)")
-    outcome = accept(memory, everything=True)
+    outcome = memory.proposals.accept(everything=True)
     step.echo(
         f"  accepted {len(outcome.done)}, refused {len(outcome.refused)}; "
         f"{len(outcome.written)} versions written (superseding, never deleting)"
@@ -344,7 +343,7 @@ def _consolidate(step: _Steps, memory: Memory) -> None:
         # A second look: a near-duplicate merge keeps one text; when the two said different
         # things, the person reverts it (compensating versions; nothing is deleted).
         step.echo(f"  $ agent-memory revert {merges[0]} --reason 'the two texts said different things'")
-        revert(memory, merges[0], reason="the two texts said different things")
+        memory.proposals.revert(merges[0], reason="the two texts said different things")
         rate = review_stats(memory.log)["regret_rate"]
         step.echo(f"  reverted: both texts are back as active correction records; regret rate {rate:.2f}")
         step.echo("  (regret rate = reverted / accepted proposals; `agent-memory status` shows it)")

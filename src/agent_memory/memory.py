@@ -18,46 +18,44 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime, tzinfo
+from collections.abc import Callable, Iterable
+from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from fg_agent_id import KeyPair
 
 from agent_memory.governance.actors import Actors
-from agent_memory.governance.erasure.erase import ErasureMethods
+from agent_memory.governance.erasure.erase import Erasure
 from agent_memory.governance.erasure.journal import JOURNAL_FOLDER
-from agent_memory.governance.erasure.receipt import ErasureReceipt
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.promotion import Promotions
 from agent_memory.governance.review_book import ReviewBook
-from agent_memory.governance.reviewing import ReviewMethods
+from agent_memory.governance.reviewing import Reviews
 from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.governance.withdrawals import Withdrawals
 from agent_memory.jobs.maintenance import Maintenance
+from agent_memory.jobs.review_flow import ProposalReview
 from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
 from agent_memory.metamemory.service import MetamemoryService
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import Recall
-from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
-from agent_memory.stores.verified import verified_get, verified_history
+from agent_memory.stores.verified import verified_history
+from agent_memory.transfer.imports import Imports
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
 from agent_memory.write.journal import JOURNAL_FOLDER as BATCH_FOLDER
-from agent_memory.write.plan import LIVE_STATES, Plan, RememberResult
+from agent_memory.write.plan import LIVE_STATES, RememberResult
 from agent_memory.write.remember import Remember
 from agent_memory.write.writer import Writer
 
 if TYPE_CHECKING:
     from agent_memory.home import Home
-    from agent_memory.transfer.exchange import ImportReport
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
@@ -109,12 +107,10 @@ class _OnWriter(Generic[T]):
         setattr(memory.writer, self._name, value)
 
 
-class Memory(ReviewMethods, ErasureMethods):
+class Memory:
     """Remember, recall, supersede, dispute and resolve over one store, log and index catalog.
 
-    Prefer :meth:`open` and :meth:`in_memory` to building one by hand. ``review`` and
-    ``erase`` come from the mixins :class:`~agent_memory.governance.reviewing.ReviewMethods`
-    and :class:`~agent_memory.governance.erasure.erase.ErasureMethods`.
+    Prefer :meth:`open` and :meth:`in_memory` to building one by hand.
 
     Args:
         store: Where record versions live.
@@ -130,33 +126,25 @@ class Memory(ReviewMethods, ErasureMethods):
         actors: Who holds which grants (``memory.toml`` ``[actors]``); by default the actor
             ``owner`` holds all and every other actor none.
         timezone: The Home's time zone (the local day of withdrawal ids); UTC by default.
-        write_keys: Where ``remember`` finds duplicates and subjects' live records, and the
-            log head left with no open intent is kept; in memory (filled by the first write)
-            when omitted. :meth:`open` keeps a Home's in ``.cache/write-keys.sqlite``.
-        recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); by default a
-            mild recency from valid time (:class:`~agent_memory.settings.RecallSettings`).
-            :meth:`open` reads the Home's.
+        write_keys: The dedup and subject lookup (:class:`~agent_memory.write.dedup.WriteKeys`);
+            in memory when omitted; :meth:`open` keeps a Home's in ``.cache/write-keys.sqlite``.
+        recall_settings: How recall weighs age (``memory.toml`` ``[recall]``); by default a mild
+            recency from valid time (:class:`~agent_memory.settings.RecallSettings`).
         home: The Home this Memory is over (:meth:`open` passes it), or ``None``: Home-only
             capabilities (maintenance branches, views, git, distill) are then unavailable.
-        trusted_signers: ``amp:key:`` addresses besides ``identity`` (and the Home's
-            ``memory.toml [trust]``) whose signed records every reader takes; with an
-            ``identity``, a record signed by any other key, or unsigned, is refused
-            (:func:`~agent_memory.stores.verified.check_version`).
+        trusted_signers: ``amp:key:`` addresses besides ``identity`` and ``memory.toml [trust]``
+            whose records every reader takes; with an ``identity``, a record signed by any
+            other key, or unsigned, is refused (:func:`~agent_memory.stores.verified.check_version`).
 
     Attributes:
         writer: The :class:`~agent_memory.write.writer.Writer` every service writes through.
         home: The Home, or ``None`` for a Memory built without one.
-        actor, actors, taint, source_kind: Who acts, kept on the Writer: setting one here
-            changes it for every service.
-        opened_at: When this Memory was made (``time.time()`` seconds): the files of its Home
-            changed from then on are the ones :meth:`close` commits.
-        gate: The withdrawal gate (:class:`~agent_memory.governance.gate.Gate`).
-        review_book: Review states folded from the log (:class:`.ReviewBook`).
-        withdrawals: ``withdraw``, ``reinstate``, ``controls``, ``forget`` and the ``views_note``
-            of the last control (:class:`~agent_memory.governance.withdrawals.Withdrawals`).
-        maintenance: ``consolidate`` and ``distill`` (:class:`~agent_memory.jobs.maintenance.Maintenance`).
-        promotions: Proposals into ``conventions.md`` (:class:`.Promotions`).
-        metamemory: Retrievals, outcomes, feedback, policy (:class:`.MetamemoryService`).
+        actor, actors, taint, source_kind: Who acts, kept on the Writer (a change reaches every service).
+        opened_at: When this Memory was made (``time.time()``); :meth:`close` commits what changed since.
+        gate, review_book: The withdrawal gate and the review states, both folded from the log.
+        reviews, withdrawals, erasure, maintenance, proposals, promotions, metamemory: Each
+            family's service (``memory.reviews.accept_pending(…)``, ``memory.withdrawals.forget(…)``,
+            ``memory.maintenance.consolidate()``, ``memory.proposals.accept(…)``; docs/architecture.md).
     """
 
     actor = _OnWriter[str]()
@@ -236,16 +224,30 @@ class Memory(ReviewMethods, ErasureMethods):
             zone=m.zone,
         )
     )
+    reviews = _Service(
+        lambda m: Reviews(m.writer, book=m.review_book, pending=m.pending, remember=m._remember, gate=m.gate)
+    )
     withdrawals = _Service(
         lambda m: Withdrawals(m.writer, gate=m.gate, pending=m.pending, zone=m.zone, home=m.home)
     )
     maintenance = _Service(
         lambda m: Maintenance(m.writer, gate=m.gate, salience=m.salience, home=m.home, zone=m.zone)
     )
+    proposals = _Service(
+        lambda m: ProposalReview(
+            m.writer, gate=m.gate, book=m.review_book, shelf=m.maintenance.shelf, home=m.home
+        )
+    )
     promotions = _Service(
         lambda m: Promotions(m.writer, gate=m.gate, reviews=m.review_book, home=m.home, zone=m.zone)
     )
     metamemory = _Service(lambda m: MetamemoryService(m.writer))
+    erasure = _Service(
+        lambda m: Erasure(
+            m.writer, pending=m.pending, salience=m.salience, zone=m.zone, home=m.home, secrets=m.secrets
+        )
+    )
+    _imports = _Service(lambda m: Imports(m.writer, erasure=m.erasure, secrets=m.secrets, home=m.home))
 
     # ------------------------------------------------------------------ construction
 
@@ -295,7 +297,7 @@ class Memory(ReviewMethods, ErasureMethods):
         if any((home.cache_dir / BATCH_FOLDER).glob("*.json")):
             memory.writer.finish_batches(home.cache_dir / BATCH_FOLDER)  # an accept or revert killed mid-way
         if any((home.cache_dir / JOURNAL_FOLDER).glob("*.json")):
-            memory.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
+            memory.erasure.finish_erasures()  # an erase killed before its receipt (issue 20 item 2)
         return memory
 
     # ------------------------------------------------------------------ the core verbs
@@ -309,126 +311,11 @@ class Memory(ReviewMethods, ErasureMethods):
     withdraw = _delegate(Withdrawals.withdraw, "withdrawals")
     reinstate = _delegate(Withdrawals.reinstate, "withdrawals")
     controls = _delegate(Withdrawals.controls, "withdrawals")
+    review = _delegate(Reviews.review, "reviews")
+    erase = _delegate(Erasure.erase, "erasure")
+    import_file = _delegate(Imports.import_file, "_imports")
     roll_forward = _delegate(Writer.roll_forward, "writer")
-
-    def import_file(
-        self,
-        memory_file: MemoryFile,
-        *,
-        verify: bool = True,
-        trusted_signers: Iterable[str] = (),
-        path: str | None = None,
-        now: datetime | None = None,
-    ) -> ImportReport:
-        """Import a MemoryFile under the writer lock, log it, and keep the caches in step.
-
-        See :func:`~agent_memory.transfer.exchange.import_memory_file` (put what the Home
-        lacks, tombstones included; erased ids stay erased). A trusted file's tombstone of a
-        record held live here erases it through the same core as :meth:`erase` (its receipt
-        logged, dependents listed, every holder swept; the authority is the file's signer),
-        when the actor holds the ``erase`` grant; otherwise it is held back and said. The
-        import event names those receipts (``erasures``). The Home's own key and its
-        ``memory.toml [trust]`` signers are trusted besides ``trusted_signers``. What it
-        stores is signed by the Home's key, except a record that arrives unchanged and
-        signed by the Home's own key or a ``memory.toml [trust]`` signer, which is kept byte
-        for byte (issue 20: the verified read path then refuses any later edit). One
-        ``import`` event names what was added and erased, and under ``signed_by`` the
-        signer each record signed here had in the file.
-
-        Raises:
-            SignatureError, RecordError, ScreenError, LogError: As for
-                ``import_memory_file``; nothing is written.
-        """
-        from agent_memory.transfer.exchange import import_memory_file
-
-        stamp = self._clock(now)
-        home = self.home
-        trusted = {
-            *trusted_signers,
-            *(home.settings.trusted_signers if home is not None else ()),
-            *([address] if (address := self.writer.address()) is not None else []),
-        }
-        erasures: list[str] = []
-
-        def erase(tombstones: Sequence[MemoryRecord]) -> None:
-            # The one erase core (issue 18): receipts, listed dependents and the sweep of
-            # every holder, as erase() leaves them; one erasure per reason the file gives.
-            by_reason: dict[str, list[str]] = {}
-            for tombstone in tombstones:
-                by_reason.setdefault(str(tombstone.redaction_reason), []).append(tombstone.id)
-            where = f" ({path})" if path else ""
-            for reason, ids in by_reason.items():
-                try:
-                    receipt = self._erase_held(
-                        sorted(ids),
-                        reason=reason,
-                        authority=f"MemoryFile signed by {memory_file.agent}{where}",
-                        stamp=stamp,
-                    )
-                except BaseException:
-                    self.write_keys.refresh(ids)
-                    raise
-                erasures.append(receipt.erasure_id)
-
-        with self._writing():
-            report = import_memory_file(
-                self.store,
-                memory_file,
-                verify=verify,
-                trusted_signers=trusted,
-                path=path,
-                log=self.log,
-                actor=self.actor,
-                secrets=self.secrets,
-                sign=self.writer.sign if self.identity is not None else None,
-                keep_signed_by={*self.catalog.trusted_signers, *filter(None, [self._address()])},
-                erase=erase,
-                may_erase=self.actors.may(self.actor, "erase"),
-                now=stamp,
-            )
-            touched = [
-                *report.added,
-                *report.superseded.values(),
-                *report.disputed.values(),
-                *report.tombstones,
-            ]
-            self._after_write([self.store.get(record_id) for record_id in dict.fromkeys(touched)])
-            self.log.append(
-                "import",
-                actor=self.actor,
-                record_ids=tuple([*report.added, *report.tombstones, *report.erased]),
-                details={
-                    "path": path,
-                    "format": "memory-file",
-                    "verified": report.verified,
-                    "skipped": report.skipped,
-                    "tainted": report.tainted,
-                    "digests": report.digests,
-                    "signed_by": report.signed_by,
-                    "controls": report.controls_added,
-                    "controls_refused": report.controls_refused,
-                    "tombstones": report.tombstones,
-                    "erased": report.erased,
-                    "erasures": erasures,
-                    "erased_here": report.erased_here,
-                },
-                now=stamp,
-            )
-            return report
-
-    def erase(self, record_ids: Iterable[str], **options: Any) -> ErasureReceipt:
-        """Erase records irreversibly; see :meth:`.governance.erasing.ErasureMethods.erase`.
-
-        A successful erase reads the write keys of its records again for its receipt; when it
-        fails part way, they are read again here, so no digest of an erased body stays in
-        ``.cache/write-keys.sqlite``.
-        """
-        named = [*record_ids]
-        try:
-            return super().erase(named, **options)
-        except BaseException:
-            self.write_keys.refresh([*named, *options.get("cascade", ())])
-            raise
+    get = _delegate(Writer.get, "writer")
 
     def close(self) -> None:
         """Persist derived state (index bookkeeping), close the indexes, and commit the Home's writes.
@@ -450,7 +337,7 @@ class Memory(ReviewMethods, ErasureMethods):
             if home is not None and moved and (home.root / ".git").is_dir():
                 from agent_memory.home import commit_message
 
-                with self._writing():
+                with self.writer.writing():
                     message = commit_message(self.log, since_seq=self._opened_seq)
                     if message:
                         home.autocommit(message, since=self.opened_at)
@@ -464,19 +351,6 @@ class Memory(ReviewMethods, ErasureMethods):
 
     # ------------------------------------------------------------------ reads
 
-    def get(self, record_id: str) -> MemoryRecord:
-        """Return the latest version of a record, once it verifies (the one verified read path).
-
-        Raises:
-            RecordNotFound: No such record.
-            StoreError: Its note cannot be read, or its id does not match its content.
-            SignatureError: Its signature does not verify, or was removed
-                (:func:`~agent_memory.stores.verified.check_version`).
-        """
-        return verified_get(
-            self.store, record_id, home_signer=self._address(), trusted=self.catalog.trusted_signers
-        )
-
     def history(self, record_id: str) -> list[MemoryRecord]:
         """Return every version of a record, oldest first, once each verifies (the verified read path).
 
@@ -488,7 +362,7 @@ class Memory(ReviewMethods, ErasureMethods):
                 :func:`~agent_memory.stores.verified.verified_history`).
         """
         return verified_history(
-            self.store, record_id, home_signer=self._address(), trusted=self.catalog.trusted_signers
+            self.store, record_id, home_signer=self.writer.address(), trusted=self.catalog.trusted_signers
         )
 
     def status(self) -> dict[str, Any]:
@@ -508,34 +382,12 @@ class Memory(ReviewMethods, ErasureMethods):
                     for r in records
                     if r.state in LIVE_STATES and self.review_book.state_of(r) == "quarantined"
                 ),
-                "agent": self._address(),
+                "agent": self.writer.address(),
                 "maintenance": review_stats(self.log),
                 "search": self.catalog.describe(),
                 "indexes": self.catalog.status(),
                 "unreadable": [str(problem) for problem in self.catalog.problems()],
             }
-
-    # ------------------------------------------------------------------ internals
-
-    # Shims for the mixins not yet turned into services (issue 17 item 2); new code uses ``writer``.
-
-    def _clock(self, now: datetime | None) -> datetime:
-        return self.writer.clock(now)
-
-    def _address(self) -> str | None:
-        return self.writer.address()
-
-    def _writing(self) -> AbstractContextManager[None]:
-        return self.writer.writing()
-
-    def _after_write(self, versions: list[MemoryRecord]) -> None:
-        self.writer.after_write(versions)
-
-    def _head(self) -> str:
-        return self.writer.head()
-
-    def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult:
-        return self._remember.apply_plan(plan, stamp)
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

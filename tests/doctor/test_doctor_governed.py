@@ -25,7 +25,6 @@ from agent_memory.doctor.conformance import conformance
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox
 from agent_memory.jobs.inbox import capture
-from agent_memory.jobs.review_flow import accept, pending_proposals
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
 from agent_memory.records import lifecycle
@@ -71,8 +70,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             memory.remember("Deploys happen on Tuesdays.", source="t", now=at(6))
             lint = memory.remember(LINT, source="t", now=at(7))
             memory.maintenance.consolidate(now=at(8))
-            (pending,) = pending_proposals(memory)
-            assert accept(memory, [pending.id], now=at(9)).done == [pending.id]
+            (pending,) = memory.proposals.pending()
+            assert memory.proposals.accept([pending.id], now=at(9)).done == [pending.id]
             retrieval = memory.metamemory.record_retrieval([tea.record_id], task_id="task-1", now=at(10))
             feedback = memory.metamemory.attribute_feedback(
                 verdict="helpful",

@@ -172,13 +172,12 @@ def must_5(home: Home) -> tuple[str, str]:
 
 def test_jobs_only_propose_is_judged_from_what_consolidate_did(home: Home) -> None:
     # A behaviour check (issue 19 item 4): consolidate + accept pass; a job's write on main fails.
-    from agent_memory.jobs.review_flow import accept
 
     with Memory.open(home.root) as memory:
         memory.remember("Deploys do not go out on Tuesdays.", source="test", now=T0)
         report = memory.maintenance.consolidate(now=T0 + timedelta(days=1))
         assert report.proposals
-        accept(memory, everything=True, now=T0 + timedelta(days=1))
+        memory.proposals.accept(everything=True, now=T0 + timedelta(days=1))
     verdict, reason = must_5(home)
     assert verdict == "pass", reason
     assert "1 maintenance run(s) in the log changed no record on the live Home" in reason

@@ -6,7 +6,6 @@ import pytest
 
 from agent_memory.errors import ConfigError
 from agent_memory.governance.actors import GRANTS, Actors, AuthorityError, TaintedDecisionError
-from agent_memory.governance.queue import review_queue
 from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.records.memory_file import MemoryFile
@@ -90,7 +89,7 @@ def test_an_unauthorised_approve_is_refused_and_writes_nothing() -> None:
             agent.review(record, verdict, "looks fine", now=at(1))
         assert info.value.record_id == record
     assert owner.log.last() == head
-    assert [item.record.id for item in review_queue(owner).items] == [record]
+    assert [item.record.id for item in owner.reviews.queue().items] == [record]
 
 
 @pytest.mark.parametrize("verdict", ["stale", "clear"])
@@ -140,7 +139,7 @@ def test_a_granted_agent_may_approve_and_the_record_leaves_quarantine() -> None:
     agent.review(record, "approve", "checked the docs", now=at(1))
     (event,) = [e for e in owner.log.entries() if e.action == "review"]
     assert (event.actor, event.details["verdict"]) == ("agent:claude", "approve")
-    assert review_queue(owner).items == ()
+    assert owner.reviews.queue().items == ()
     assert owner.recall("API limit", now=at(2)).records[0].review == "approved"
 
 
@@ -175,6 +174,6 @@ def test_review_state_comes_only_from_log_events_never_from_an_imported_field() 
     )
     assert report.tainted == [record.id]
     assert memory.get(record.id).extra["reviewed"] is True
-    (item,) = review_queue(memory).items
+    (item,) = memory.reviews.queue().items
     assert (item.record.id, item.queue, item.review) == (record.id, "quarantined", "quarantined")
     assert memory.recall("admin password", now=at(1)).records[0].review == "quarantined"

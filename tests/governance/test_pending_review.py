@@ -6,7 +6,6 @@ import pytest
 
 from agent_memory.errors import LifecycleError, ProposalError, StoreError
 from agent_memory.governance.actors import AuthorityError
-from agent_memory.governance.queue import review_queue
 from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.write.held import PendingRecords
@@ -43,24 +42,24 @@ def test_accepting_while_the_subject_is_disputed_is_refused_and_changes_nothing(
     first, rival, held = _disputed(memory)
     before = _picture(memory)
     with pytest.raises(LifecycleError, match="still disputed") as caught:
-        memory.accept_pending(held, now=at(3))
+        memory.reviews.accept_pending(held, now=at(3))
     assert caught.value.field == "subject"
     assert first in str(caught.value) and rival in str(caught.value)
     assert "resolve" in (caught.value.hint or "")
     assert _picture(memory) == before
-    assert memory.pending_plan(held).kind.value == "pending"
+    assert memory.reviews.pending_plan(held).kind.value == "pending"
 
 
 def test_after_resolve_accept_supersedes_the_winner_and_leaves_review(memory: Memory) -> None:
     first, rival, held = _disputed(memory)
     memory.resolve(first, rival, "checked the host", now=at(3))
-    assert memory.pending_plan(held).kind.value == "supersede"
-    result = memory.accept_pending(held, "confirmed on the box", now=at(4))
+    assert memory.reviews.pending_plan(held).kind.value == "supersede"
+    result = memory.reviews.accept_pending(held, "confirmed on the box", now=at(4))
     assert (result.record_id, result.superseded, result.pending) == (held, first, False)
     assert memory.get(held).state is State.ACTIVE and memory.get(held).supersedes == first
     assert memory.get(first).state is State.SUPERSEDED and memory.get(first).superseded_by == held
     assert memory.pending.list() == []
-    assert [i.record.id for i in review_queue(memory).items if i.queue == "pending"] == []
+    assert [i.record.id for i in memory.reviews.queue().items if i.queue == "pending"] == []
     assert _verdicts(memory, held)[-1] == {
         "verdict": "pending-accepted",
         "reason": "confirmed on the box",
@@ -76,7 +75,7 @@ def test_an_accepted_value_older_than_the_live_one_opens_a_dispute_by_the_usual_
         "Staging is db-1.", source="s", kind="state", subject=SUBJECT, valid_from=at(-5), now=at(2, 1)
     ).record_id
     memory.resolve(first, rival, "checked the host", now=at(3))
-    result = memory.accept_pending(older, now=at(4))
+    result = memory.reviews.accept_pending(older, now=at(4))
     assert result.disputed_with == first
     assert memory.get(older).state is State.TRANSITIONAL and memory.get(first).state is State.TRANSITIONAL
     assert _verdicts(memory, older)[-1]["outcome"] == "dispute"
@@ -85,7 +84,7 @@ def test_an_accepted_value_older_than_the_live_one_opens_a_dispute_by_the_usual_
 def test_decline_drops_the_pending_record_with_a_logged_reason_and_writes_none(memory: Memory) -> None:
     _, _, held = _disputed(memory)
     stored_before = _picture(memory)[2]
-    memory.decline_pending(held, "db-4 was never used", now=at(3))
+    memory.reviews.decline_pending(held, "db-4 was never used", now=at(3))
     assert memory.pending.list() == []
     assert not memory.store.contains(held)
     assert _picture(memory)[2] == stored_before
@@ -95,18 +94,18 @@ def test_decline_drops_the_pending_record_with_a_logged_reason_and_writes_none(m
         "subject": SUBJECT,
     }
     with pytest.raises(ProposalError, match="no pending record"):
-        memory.accept_pending(held, now=at(4))
+        memory.reviews.accept_pending(held, now=at(4))
 
 
 @pytest.mark.parametrize("bad", ["mem:00000000000000000000000000000000", "../x", "mem:nope", ""])
 def test_bad_ids_are_refused_by_accept_and_decline_and_change_nothing(memory: Memory, bad: str) -> None:
     first, _, _ = _disputed(memory)
     before = _picture(memory)
-    for verdict in (memory.accept_pending, memory.decline_pending):
+    for verdict in (memory.reviews.accept_pending, memory.reviews.decline_pending):
         with pytest.raises(ProposalError, match="no pending record"):
             verdict(bad, now=at(3))
     with pytest.raises(ProposalError, match="no pending record"):
-        memory.decline_pending(first, now=at(3))  # a stored record is not pending
+        memory.reviews.decline_pending(first, now=at(3))  # a stored record is not pending
     assert _picture(memory) == before
 
 
@@ -115,7 +114,7 @@ def test_an_actor_without_the_approve_grant_may_neither_accept_nor_decline(memor
     memory.resolve(first, rival, "checked the host", now=at(3))
     before = _picture(memory)
     memory.actor = "agent:helper"
-    for verdict in (memory.accept_pending, memory.decline_pending):
+    for verdict in (memory.reviews.accept_pending, memory.reviews.decline_pending):
         with pytest.raises(AuthorityError, match="approve"):
             verdict(held, now=at(4))
     assert _picture(memory) == before
@@ -140,10 +139,10 @@ def test_an_accept_interrupted_after_its_write_is_finished_by_the_next_accept() 
     first, rival, held = _disputed(memory)
     memory.resolve(first, rival, "checked the host", now=at(3))
     with pytest.raises(StoreError):
-        memory.accept_pending(held, now=at(4))
+        memory.reviews.accept_pending(held, now=at(4))
     assert memory.get(held).state is State.ACTIVE and [r.id for r in memory.pending.list()] == [held]
     versions = len(memory.history(held))
-    result = memory.accept_pending(held, now=at(5))
+    result = memory.reviews.accept_pending(held, now=at(5))
     assert result.record_id == held and memory.pending.list() == []
     assert len(memory.history(held)) == versions  # nothing written twice
     assert _verdicts(memory, held)[-1]["outcome"] == "already-written"

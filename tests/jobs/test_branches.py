@@ -91,7 +91,6 @@ def test_distill_then_consolidate_in_one_second_commit_two_branches(tmp_path: Pa
 
 
 def test_accept_and_revert_read_a_proposal_from_its_branch_when_the_live_file_is_gone(tmp_path: Path) -> None:
-    from agent_memory.jobs.review_flow import accept, pending_proposals, revert
 
     home = Home.init(tmp_path / "home", timezone=ZONE, git=True, now=T0)
     memory = Memory.open(home.root)
@@ -101,8 +100,8 @@ def test_accept_and_revert_read_a_proposal_from_its_branch_when_the_live_file_is
     (proposal,) = report.proposals
     assert report.branch is not None
     (home.root / PENDING_FOLDER / f"{proposal.id}.json").unlink()
-    assert [p.id for p in pending_proposals(memory)] == [proposal.id]
+    assert [p.id for p in memory.proposals.pending()] == [proposal.id]
     expected = signed_by(memory.identity, revalidate(memory.store, proposal, now=at(days=2)))
-    outcome = accept(memory, [proposal.id], now=at(days=2))
+    outcome = memory.proposals.accept([proposal.id], now=at(days=2))
     assert outcome.done == [proposal.id] and outcome.written == expected
-    assert revert(memory, proposal.id, now=at(days=3)).done == [proposal.id]
+    assert memory.proposals.revert(proposal.id, now=at(days=3)).done == [proposal.id]

@@ -333,9 +333,8 @@ def test_the_porcelain_proposes_the_dispute_and_accept_opens_it(home: Home) -> N
         assert memory.get(yes).state is State.ACTIVE and memory.get(no).state is State.ACTIVE
         writes = [e for e in memory.log.entries() if e.action in ("supersede", "transition", "intent")]
         assert not writes
-        from agent_memory.jobs.review_flow import accept
 
-        outcome = accept(memory, [report.proposals[0].id], now=SOON)
+        outcome = memory.proposals.accept([report.proposals[0].id], now=SOON)
         assert outcome.done == [report.proposals[0].id]
         assert memory.get(yes).state is State.TRANSITIONAL and memory.get(no).state is State.TRANSITIONAL
         kinds = [str(e.action) for e in memory.log.entries()]
@@ -351,17 +350,15 @@ def test_a_memory_without_a_home_keeps_its_proposals_where_accept_finds_them() -
     report = memory.maintenance.consolidate(now=SOON)
     (pending,) = report.proposals
     assert memory.get(weak.id).state is State.ACTIVE
-    from agent_memory.jobs.review_flow import accept, pending_proposals
 
-    assert [p.id for p in pending_proposals(memory)] == [pending.id]
-    outcome = accept(memory, everything=True, now=SOON)
+    assert [p.id for p in memory.proposals.pending()] == [pending.id]
+    outcome = memory.proposals.accept(everything=True, now=SOON)
     assert outcome.done == [pending.id] and not outcome.refused
     assert memory.get(weak.id).superseded_by == strong.id
-    assert pending_proposals(memory) == []
+    assert memory.proposals.pending() == []
 
 
 def test_a_proposal_a_person_declined_is_not_filed_again_for_exact_duplicates(home: Home) -> None:
-    from agent_memory.jobs.review_flow import decline
 
     with Memory.open(home.root) as memory:
         a = make("Ada drinks green tea", ref="s:1", confidence=0.5)
@@ -369,7 +366,7 @@ def test_a_proposal_a_person_declined_is_not_filed_again_for_exact_duplicates(ho
         for record in (a, b):
             memory.store.put(memory.writer.sign(record))  # as the Home's writer signs
         (pending,) = memory.maintenance.consolidate(now=SOON).proposals
-        decline(memory, [pending.id], reason="keep both", now=SOON)
+        memory.proposals.decline([pending.id], reason="keep both", now=SOON)
         again = memory.maintenance.consolidate(now=SOON + timedelta(hours=1))
     assert not again.proposals
     (refusal,) = again.rejections

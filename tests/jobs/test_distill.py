@@ -15,7 +15,6 @@ from agent_memory.jobs.distill import read_ledger
 from agent_memory.jobs.distill_rules import HeuristicOperator
 from agent_memory.jobs.inbox import InboxItem, capture
 from agent_memory.jobs.pending import PENDING_FOLDER, load_pending
-from agent_memory.jobs.review_flow import accept, pending_proposals, revert
 from agent_memory.memory import Memory
 from agent_memory.records.record import EpistemicStatus, Kind, RecordType, Scope, State
 from agent_memory.search.recipes import SearchSettings, splice_search
@@ -174,13 +173,13 @@ def test_a_state_line_supersedes_only_its_exact_subject_and_a_revert_brings_the_
     (chain,) = memory.maintenance.distill(now=RUN).proposals
     assert chain.action == "supersede" and chain.anchors == tuple(i.anchor for i in items)
     assert old.record_id in chain.basis
-    outcome = accept(memory, [chain.id], now=ACCEPT)
+    outcome = memory.proposals.accept([chain.id], now=ACCEPT)
     assert outcome.done == [chain.id]
     live = memory.store.list(kind=Kind.STATE, subject="host:staging", state=State.ACTIVE)
     assert [r.body for r in live] == ["Staging runs on db-5."]
     assert memory.get(old.record_id).state is State.SUPERSEDED
     assert memory.get(other.record_id).state is State.ACTIVE
-    revert(memory, chain.id, now=at(hours=4))
+    memory.proposals.revert(chain.id, now=at(hours=4))
     live = memory.store.list(kind=Kind.STATE, subject="host:staging", state=State.ACTIVE)
     assert [(r.body, r.provenance) for r in live] == [
         ("Staging runs on db-3.", memory.get(old.record_id).provenance)
@@ -200,10 +199,10 @@ def test_a_tainted_state_line_proposes_a_dispute_and_its_revert_restores_the_old
     )
     (dispute,) = memory.maintenance.distill(now=RUN).proposals
     assert dispute.action == "dispute"
-    accept(memory, [dispute.id], now=ACCEPT)
+    memory.proposals.accept([dispute.id], now=ACCEPT)
     assert memory.get(old.record_id).state is State.TRANSITIONAL
     new_id = next(i for i in dispute.record_ids if i != old.record_id)
-    revert(memory, dispute.id, now=at(hours=4))
+    memory.proposals.revert(dispute.id, now=at(hours=4))
     assert memory.get(old.record_id).state is State.ACTIVE
     assert memory.get(new_id).state is State.SUPERSEDED
     assert memory.status()["maintenance"]["regret_rate"] == 1.0
@@ -214,7 +213,7 @@ def test_accept_refuses_a_value_whose_subject_got_another_value_meanwhile(home: 
     memory = bm25(home)
     (proposal,) = memory.maintenance.distill(now=RUN).proposals
     memory.remember("Staging runs on db-7.", source="s", kind="state", subject="host:staging", now=RUN)
-    outcome = accept(memory, [proposal.id], now=ACCEPT)
+    outcome = memory.proposals.accept([proposal.id], now=ACCEPT)
     ((_, reason),) = outcome.refused
     assert "subject host:staging would have 2 active values" in reason
     assert [r.body for r in memory.store.list(subject="host:staging")] == ["Staging runs on db-7."]
@@ -225,10 +224,10 @@ def test_accept_refuses_a_proposal_whose_line_was_withdrawn_after_the_run(home: 
     memory = bm25(home)
     (proposal,) = memory.maintenance.distill(now=RUN).proposals
     memory.withdraw(archive_refs=["archive/2026-11-29.md"], reason="failed-exploration", now=RUN)
-    outcome = accept(memory, [proposal.id], now=ACCEPT)
+    outcome = memory.proposals.accept([proposal.id], now=ACCEPT)
     ((_, reason),) = outcome.refused
     assert reason.startswith("withdrawn: withdrawn by memwd-") and items[0].text not in reason
-    assert memory.store.list() == [] and proposal.id in {p.id for p in pending_proposals(memory)}
+    assert memory.store.list() == [] and proposal.id in {p.id for p in memory.proposals.pending()}
 
 
 def test_distill_needs_a_home(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from agent_memory.jobs.archive import archive_inbox
 from agent_memory.jobs.distill import read_ledger
 from agent_memory.jobs.distill_llm import LLMOperator, LLMSettings, OperatorError, parse_reply
 from agent_memory.jobs.inbox import InboxItem, capture
-from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
 from agent_memory.records.record import EpistemicStatus, Kind
 from agent_memory.search.recipes import SearchSettings, splice_search
@@ -95,7 +94,7 @@ def test_a_good_reply_becomes_generated_proposals_through_the_same_gate(
     ]
     (event,) = [e for e in memory.log.entries() if e.action == "distill"]
     assert event.details["operator"] == "llm" and event.details["model"] == "fake-distiller"
-    outcome = accept(memory, [p.id for p in report.proposals], now=at(hours=3))
+    outcome = memory.proposals.accept([p.id for p in report.proposals], now=at(hours=3))
     assert len(outcome.done) == 2 and memory.store.list(subject="host:staging")[0].confidence == 0.5
 
 

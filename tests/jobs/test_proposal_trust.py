@@ -10,7 +10,6 @@ from agent_memory.home import Home
 from agent_memory.jobs.operators import merge_proposals
 from agent_memory.jobs.pending import PendingProposal, basis_of, revalidate
 from agent_memory.jobs.proposal_trust import DISPLACES, REPLACES
-from agent_memory.jobs.review_flow import accept, pending_proposals, trust_warning
 from agent_memory.jobs.views import render
 from agent_memory.memory import Memory
 from agent_memory.records.record import State
@@ -64,7 +63,7 @@ def test_a_merge_with_a_tainted_near_duplicate_keeps_the_trusted_text(home: Home
 def test_the_merge_says_in_words_that_tainted_text_would_replace_a_reviewed_record(home: Home) -> None:
     trusted, _, merge = seeded(home)
     with Memory.open(home.root) as memory:
-        concern = trust_warning(memory, merge)
+        concern = memory.proposals.trust_warning(merge)
     assert concern is not None and concern.startswith(REPLACES + ": ")
     assert f"(taint: external) would supersede {trusted}" in concern
 
@@ -72,12 +71,12 @@ def test_the_merge_says_in_words_that_tainted_text_would_replace_a_reviewed_reco
 def test_accept_all_never_applies_it_and_the_trusted_record_stays_in_memory_md(home: Home) -> None:
     trusted, _, merge = seeded(home)
     with Memory.open(home.root) as memory:
-        outcome = accept(memory, everything=True, now=SOON)
+        outcome = memory.proposals.accept(everything=True, now=SOON)
         assert merge.id not in outcome.done
         (reason,) = [r for i, r in outcome.refused if i == merge.id]
         assert reason.startswith(REPLACES) and "--all never applies it" in reason
         assert memory.get(trusted).state is State.ACTIVE
-        assert [p.id for p in pending_proposals(memory)] == [merge.id]
+        assert [p.id for p in memory.proposals.pending()] == [merge.id]
     render(home)
     assert TRUSTED in (home.root / "MEMORY.md").read_text("utf-8")
 
@@ -85,13 +84,13 @@ def test_accept_all_never_applies_it_and_the_trusted_record_stays_in_memory_md(h
 def test_accepting_it_by_name_needs_the_approve_grant_and_keeps_the_taint(home: Home) -> None:
     trusted, tainted, merge = seeded(home)
     with Memory.open(home.root, actor="agent:bot") as bot, pytest.raises(AuthorityError):
-        accept(bot, [merge.id], now=SOON)
+        bot.proposals.accept([merge.id], now=SOON)
     with Memory.open(home.root, taint=["external"]) as steered:
-        refused = accept(steered, [merge.id], now=SOON)
+        refused = steered.proposals.accept([merge.id], now=SOON)
         assert refused.done == []
         assert "a tainted session (external) may not accept it" in refused.refused[0][1]
     with Memory.open(home.root) as memory:
-        outcome = accept(memory, [merge.id], now=SOON)
+        outcome = memory.proposals.accept([merge.id], now=SOON)
         assert outcome.done == [merge.id]
         merged = memory.get(outcome.written[0].id)
         assert merged.taint == ("external",) and merged.body == TRUSTED
@@ -109,11 +108,11 @@ def test_a_dispute_with_a_tainted_record_is_named_as_displacing_the_reviewed_one
         session.remember("The staging database is Postgres 15", source="web:1", now=at(1))
     with Memory.open(home.root) as memory:
         (dispute,) = memory.maintenance.consolidate(now=SOON).proposals
-        concern = trust_warning(memory, dispute)
+        concern = memory.proposals.trust_warning(dispute)
         assert dispute.action == "transition"
         assert concern is not None and concern.startswith(DISPLACES + ": ")
         assert f"would put {trusted} in dispute (it leaves MEMORY.md)" in concern
-        assert dispute.id in dict(accept(memory, everything=True, now=SOON).refused)
+        assert dispute.id in dict(memory.proposals.accept(everything=True, now=SOON).refused)
         assert memory.get(trusted).state is State.ACTIVE
 
 
@@ -122,5 +121,5 @@ def test_a_merge_of_two_untainted_records_raises_no_concern_and_accept_all_appli
         memory.remember(TRUSTED, source="ops:1", now=T0)
         memory.remember(ATTACK, source="ops:2", now=at(1))
         (merge,) = memory.maintenance.consolidate(now=SOON).proposals
-        assert trust_warning(memory, merge) is None
-        assert accept(memory, everything=True, now=SOON).done == [merge.id]
+        assert memory.proposals.trust_warning(merge) is None
+        assert memory.proposals.accept(everything=True, now=SOON).done == [merge.id]

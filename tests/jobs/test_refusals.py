@@ -15,7 +15,6 @@ from jobkit import T0, at, make, put
 from agent_memory.home import Home
 from agent_memory.jobs.consolidate import consolidate
 from agent_memory.jobs.pending import ConsolidationReport, PendingProposal, Rejection, basis_of
-from agent_memory.jobs.review_flow import accept, decline, revert
 from agent_memory.jobs.verdicts import Refusals
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
@@ -72,8 +71,8 @@ def test_a_reverted_merge_restores_each_source_and_is_not_proposed_again_until_a
 ) -> None:
     memory, filed = seeded(home)
     merge = filed["dedup.near"]
-    accept(memory, [merge.id], now=LATER)
-    outcome = revert(memory, merge.id, reason="the two texts said different things", now=at(days=3))
+    memory.proposals.accept([merge.id], now=LATER)
+    outcome = memory.proposals.revert(merge.id, reason="the two texts said different things", now=at(days=3))
     copies = {v.id: v for v in outcome.written if v.state is State.ACTIVE and v.id not in merge.record_ids}
     assert {c.body: c.provenance.ref for c in copies.values()} == SOURCES
     for copy in copies.values():
@@ -92,7 +91,7 @@ def test_a_reverted_merge_restores_each_source_and_is_not_proposed_again_until_a
 def test_a_declined_proposal_is_not_filed_again_while_its_records_are_unchanged(home: Home) -> None:
     memory, filed = seeded(home)
     state, merge = filed["state"], filed["dedup.near"]
-    decline(memory, [state.id], reason="keep both for now", now=LATER)
+    memory.proposals.decline([state.id], reason="keep both for now", now=LATER)
     again = memory.maintenance.consolidate(now=LATER)
     assert [p.id for p in again.proposals] == [merge.id]  # undecided: filed again, same id
     (refused,) = of_pass(again.rejections, "state")
@@ -106,8 +105,8 @@ def test_a_declined_proposal_is_not_filed_again_while_its_records_are_unchanged(
 def test_a_reverted_state_supersede_is_not_proposed_again_over_the_same_records(home: Home) -> None:
     memory, filed = seeded(home)
     state = filed["state"]
-    accept(memory, [state.id], now=LATER)
-    outcome = revert(memory, state.id, now=at(days=3))
+    memory.proposals.accept([state.id], now=LATER)
+    outcome = memory.proposals.revert(state.id, now=at(days=3))
     (copy_id,) = {v.id for v in outcome.written if v.id not in state.record_ids}
     copy = memory.store.get(copy_id)
     assert copy.provenance.ref == "s:a" and copy.body == "staging runs on host a"

@@ -12,7 +12,7 @@ from agent_memory.errors import ProposalError
 from agent_memory.governance.actors import AuthorityError
 from agent_memory.home import Home
 from agent_memory.jobs.pending import PendingProposal, revalidate
-from agent_memory.jobs.review_flow import accept, decline, pending_proposals, revert, review_stats
+from agent_memory.jobs.review_flow import review_stats
 from agent_memory.memory import Memory
 from agent_memory.records.lifecycle import archive
 from agent_memory.records.record import State
@@ -50,7 +50,7 @@ def test_accept_applies_exactly_what_the_gate_validates_and_logs_the_verdict(hom
     memory, filed = seeded(home)
     merge = filed["dedup.near"]
     expected = signed_by(memory.identity, revalidate(memory.store, merge, now=LATER))
-    outcome = accept(memory, [merge.id], now=LATER)
+    outcome = memory.proposals.accept([merge.id], now=LATER)
     assert outcome.done == [merge.id] and not outcome.refused
     assert outcome.written == expected
     for version in expected:
@@ -58,7 +58,7 @@ def test_accept_applies_exactly_what_the_gate_validates_and_logs_the_verdict(hom
     (event,) = review_events(memory)
     assert (event["verdict"], event["proposal_id"], event["pass"]) == ("accepted", merge.id, "dedup.near")
     assert event["created"] == [expected[0].id]
-    assert merge.id not in {p.id for p in pending_proposals(memory)}
+    assert merge.id not in {p.id for p in memory.proposals.pending()}
     assert memory.log.last() is not None and memory.log.last().actor == "owner"  # type: ignore[union-attr]
 
 
@@ -70,21 +70,21 @@ def test_a_proposal_made_stale_by_a_later_change_is_refused_with_its_reason_and_
     target = merge.record_ids[0]
     memory.archive(target, "changed meanwhile", now=SOON)
     before, head = versions(memory), memory.log.last()
-    outcome = accept(memory, [merge.id], now=LATER)
+    outcome = memory.proposals.accept([merge.id], now=LATER)
     assert outcome.done == [] and not outcome.written
     ((refused_id, reason),) = outcome.refused
     assert refused_id == merge.id
     assert "changed since the proposal was made" in reason and target in reason
     assert versions(memory) == before
     assert memory.log.last() == head
-    assert merge.id in {p.id for p in pending_proposals(memory)}
+    assert merge.id in {p.id for p in memory.proposals.pending()}
 
 
 def test_accept_all_takes_each_pending_proposal_and_refuses_unknown_ids(home: Home) -> None:
     memory, filed = seeded(home)
-    outcome = accept(memory, everything=True, now=LATER)
+    outcome = memory.proposals.accept(everything=True, now=LATER)
     assert sorted(outcome.done) == sorted(p.id for p in filed.values())
-    again = accept(memory, [filed["state"].id, "cons-0000000000000000"], now=LATER)
+    again = memory.proposals.accept([filed["state"].id, "cons-0000000000000000"], now=LATER)
     assert again.done == []
     assert [r for _, r in again.refused] == [
         f"proposal {filed['state'].id} was already decided",
@@ -97,12 +97,12 @@ def test_decline_writes_nothing_but_the_review_event(home: Home) -> None:
     memory, filed = seeded(home)
     before, head = versions(memory), memory.log.last()
     assert head is not None
-    outcome = decline(memory, [filed["state"].id], reason="keep both for now", now=LATER)
+    outcome = memory.proposals.decline([filed["state"].id], reason="keep both for now", now=LATER)
     assert outcome.done == [filed["state"].id] and not outcome.written
     assert versions(memory) == before
     added = list(memory.log.entries(since_seq=head.seq))
     assert [(str(e.action), e.details["verdict"]) for e in added] == [("review", "declined")]
-    assert [p.id for p in pending_proposals(memory)] == [filed["dedup.near"].id]
+    assert [p.id for p in memory.proposals.pending()] == [filed["dedup.near"].id]
     assert (home.root / "proposals" / "pending-consolidation" / f"{filed['state'].id}.json").is_file()
 
 
@@ -111,9 +111,9 @@ def test_revert_of_a_merge_writes_correction_records_and_the_regret_rate_becomes
 ) -> None:
     memory, filed = seeded(home)
     merge = filed["dedup.near"]
-    merged = accept(memory, [merge.id], now=LATER).written[0]
-    accept(memory, [filed["state"].id], now=LATER)
-    outcome = revert(memory, merge.id, reason="they differ", now=at(days=3))
+    merged = memory.proposals.accept([merge.id], now=LATER).written[0]
+    memory.proposals.accept([filed["state"].id], now=LATER)
+    outcome = memory.proposals.revert(merge.id, reason="they differ", now=at(days=3))
     event = review_events(memory)[-1]
     assert (event["verdict"], event["proposal_id"]) == ("reverted", merge.id)
     restored = dict(event["restored"])  # type: ignore[call-overload]
@@ -137,8 +137,8 @@ def test_every_version_accept_and_revert_write_is_signed_by_the_home_as_remember
     memory, filed = seeded(home)
     assert memory.identity is not None
     before = {r.id: len(memory.store.history(r.id)) for r in memory.store.list()}
-    accept(memory, everything=True, now=LATER)
-    revert(memory, filed["dedup.near"].id, reason="they differ", now=at(days=3))
+    memory.proposals.accept(everything=True, now=LATER)
+    memory.proposals.revert(filed["dedup.near"].id, reason="they differ", now=at(days=3))
     written = [
         version
         for record in memory.store.list()
@@ -165,8 +165,8 @@ def test_revert_of_a_decay_archival_brings_the_record_back_as_a_new_correction(h
     put(home, faded)
     (pending,) = memory.maintenance.consolidate(now=T0.replace(year=2027, month=12)).proposals
     assert pending.action == "archive"
-    accept(memory, [pending.id], now=T0.replace(year=2027, month=12))
-    outcome = revert(memory, pending.id, now=T0.replace(year=2028))
+    memory.proposals.accept([pending.id], now=T0.replace(year=2027, month=12))
+    outcome = memory.proposals.revert(pending.id, now=T0.replace(year=2028))
     (copy,) = outcome.written
     assert (copy.body, copy.state, copy.supersedes) == (faded.body, State.ACTIVE, None)
     assert memory.get(faded.id).state is State.ARCHIVED
@@ -179,16 +179,16 @@ def test_revert_of_a_promotion_archives_the_rule_and_a_flag_returns_to_its_value
     ]
     put(home, *episodes)
     (promotion,) = memory.maintenance.consolidate(now=SOON).proposals
-    (rule,) = accept(memory, [promotion.id], now=SOON).written
-    revert(memory, promotion.id, now=LATER)
+    (rule,) = memory.proposals.accept([promotion.id], now=SOON).written
+    memory.proposals.revert(promotion.id, now=LATER)
     assert memory.get(rule.id).state is State.ARCHIVED
     episode = make("Backups failed on Sunday", type="episode")
     flagged_rule = make("Backups fail on Sundays", type="rule", evidence=(episode.id,))
     put(home, episode, flagged_rule, archive(episode, "old", now=at(1)))
     (flag,) = [p for p in memory.maintenance.consolidate(now=LATER).proposals if p.action == "flag"]
-    accept(memory, [flag.id], now=LATER)
+    memory.proposals.accept([flag.id], now=LATER)
     assert memory.get(flagged_rule.id).flagged
-    revert(memory, flag.id, now=at(days=3))
+    memory.proposals.revert(flag.id, now=at(days=3))
     assert not memory.get(flagged_rule.id).flagged
     assert len(memory.history(flagged_rule.id)) == 3
 
@@ -197,16 +197,16 @@ def test_revert_is_refused_when_not_accepted_already_reverted_or_changed_since(h
     memory, filed = seeded(home)
     merge, state = filed["dedup.near"], filed["state"]
     with pytest.raises(ProposalError, match="never accepted"):
-        revert(memory, merge.id, now=LATER)
-    accept(memory, everything=True, now=LATER)
-    revert(memory, merge.id, now=LATER)
+        memory.proposals.revert(merge.id, now=LATER)
+    memory.proposals.accept(everything=True, now=LATER)
+    memory.proposals.revert(merge.id, now=LATER)
     with pytest.raises(ProposalError, match="already reverted"):
-        revert(memory, merge.id, now=LATER)
+        memory.proposals.revert(merge.id, now=LATER)
     survivor = next(r for r in state.record_ids if memory.get(r).state is State.ACTIVE)
     memory.archive(survivor, "gone", now=LATER)
     before, head = versions(memory), memory.log.last()
     with pytest.raises(ProposalError, match="changed since it was accepted") as caught:
-        revert(memory, state.id, now=at(days=3))
+        memory.proposals.revert(state.id, now=at(days=3))
     assert caught.value.record_id == survivor
     assert versions(memory) == before and memory.log.last() == head
 
@@ -216,26 +216,26 @@ def test_an_actor_without_the_approve_grant_can_neither_accept_nor_decline(home:
     bot = Memory.open(home.root, actor="agent:bot")
     before, head = versions(bot), bot.log.last()
     with pytest.raises(AuthorityError):
-        accept(bot, everything=True, now=LATER)
+        bot.proposals.accept(everything=True, now=LATER)
     with pytest.raises(AuthorityError):
-        decline(bot, everything=True, now=LATER)
+        bot.proposals.decline(everything=True, now=LATER)
     assert versions(bot) == before and bot.log.last() == head
 
 
 def test_without_a_home_the_flow_reads_the_proposals_kept_in_memory() -> None:
     memory = Memory.in_memory()
-    assert accept(memory, everything=True).done == []
+    assert memory.proposals.accept(everything=True).done == []
     unknown = "cons-0123456789abcdef"
-    refused = accept(memory, [unknown])
+    refused = memory.proposals.accept([unknown])
     assert refused.refused == [(unknown, f"no pending proposal {unknown} filed in this Memory")]
     assert memory.log.last() is None
 
 
 def test_the_log_holds_no_record_content_through_accept_decline_and_revert(home: Home) -> None:
     memory, filed = seeded(home)
-    accept(memory, [filed["dedup.near"].id], now=LATER)
-    decline(memory, [filed["state"].id], now=LATER)
-    revert(memory, filed["dedup.near"].id, now=at(days=3))
+    memory.proposals.accept([filed["dedup.near"].id], now=LATER)
+    memory.proposals.decline([filed["state"].id], now=LATER)
+    memory.proposals.revert(filed["dedup.near"].id, now=at(days=3))
     text = json.dumps([e.to_wire() for e in memory.log.entries()])
     for body in (LEMON, HONEY, "staging runs on host"):
         assert body not in text
@@ -248,5 +248,5 @@ def test_a_malformed_proposal_file_stops_the_review_naming_it_and_writes_nothing
     )
     before, head = versions(memory), memory.log.last()
     with pytest.raises(ProposalError, match=r"cons-bad\.json"):
-        accept(memory, [filed["state"].id], now=LATER)
+        memory.proposals.accept([filed["state"].id], now=LATER)
     assert versions(memory) == before and memory.log.last() == head

@@ -20,7 +20,6 @@ import pytest
 from mcp_harness import Connected, connect, grant, new_home, stdio_params, stored
 
 from agent_memory.governance.forget import SURFACES
-from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
 
 UNKNOWN = "mem:" + "e" * 32
@@ -94,7 +93,7 @@ def test_consolidate_proposes_the_dispute_and_the_merge_and_accepting_opens_the_
     with Memory.open(home) as memory:
         assert [memory.get(i).state.value for i in near_ids] == ["active", "active"], "pending stays pending"
         assert [memory.get(i).state.value for i in clash_ids] == ["active", "active"], "proposed, not applied"
-        outcome = accept(memory, [dispute["id"]])
+        outcome = memory.proposals.accept([dispute["id"]])
         assert outcome.done == [dispute["id"]]
         assert [memory.get(i).state.value for i in clash_ids] == ["transitional", "transitional"]
 

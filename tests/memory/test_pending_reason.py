@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from agent_memory.governance.queue import review_queue
 from agent_memory.memory import Memory
 from memory.conftest import at
 
@@ -12,7 +11,7 @@ HELD = f"held back while subject {SUBJECT} was disputed; accept would"
 
 
 def pending_why(memory: Memory) -> dict[str, str]:
-    return {item.record.id: item.why for item in review_queue(memory).items if item.queue == "pending"}
+    return {item.record.id: item.why for item in memory.reviews.queue().items if item.queue == "pending"}
 
 
 def state(memory: Memory, text: str, day: int, *taint: str) -> str:
@@ -35,11 +34,11 @@ def test_a_pending_reason_says_what_accept_would_do_once_the_dispute_is_resolved
         other: f"{HELD} supersede {first} now, decline drops it",
         tainted: f"{HELD} dispute {first} now, decline drops it",
     }
-    memory.accept_pending(tainted, "a rival value", now=at(4))
+    memory.reviews.accept_pending(tainted, "a rival value", now=at(4))
     assert pending_why(memory) == {held: DISPUTED, other: DISPUTED}  # disputed again: accept is refused
 
     memory.resolve(first, tainted, "checked again", now=at(5))
-    memory.accept_pending(held, "checked", now=at(6))
+    memory.reviews.accept_pending(held, "checked", now=at(6))
     assert pending_why(memory) == {other: f"{HELD} supersede {held} now, decline drops it"}
     again = state(memory, "Staging is db-5.", 7)
     assert again != other and memory.get(held).superseded_by == again

@@ -32,7 +32,6 @@ from typing import Any
 from agent_memory.home import Home
 from agent_memory.jobs.archive import archive_inbox
 from agent_memory.jobs.inbox import capture
-from agent_memory.jobs.review_flow import accept
 from agent_memory.memory import Memory
 
 WORDS = ("staging", "backup", "deploy", "lighthouse", "tea", "printer", "vpn", "budget", "cluster", "ticket")
@@ -100,7 +99,7 @@ def consolidate_accept(child: Child, memory: Memory, number: int) -> None:
     child.ack("remember", ids=ids)
     report = memory.maintenance.consolidate()
     child.ack("consolidate", proposals=[p.id for p in report.proposals])
-    outcome = accept(memory, everything=True)
+    outcome = memory.proposals.accept(everything=True)
     child.ack("accept", done=outcome.done, written=sorted({v.id for v in outcome.written}))
 
 

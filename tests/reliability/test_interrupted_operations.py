@@ -29,7 +29,6 @@ from reliability_kit import doctor_after_kill, killed_after, make_home, receipts
 from agent_memory.doctor.diagnose import diagnose
 from agent_memory.errors import ProposalError
 from agent_memory.home import Home
-from agent_memory.jobs.review_flow import accept, revert
 from agent_memory.jobs.verdicts import verdicts
 from agent_memory.memory import Memory
 from agent_memory.records.memory_file import MemoryFile
@@ -168,16 +167,8 @@ def test_a_migration_killed_part_way_continues_from_there_when_run_again(tmp_pat
 # ---------------------------------------------------------------------- accept and revert
 
 
-ACCEPT = (
-    "from agent_memory.memory import Memory\n"
-    "from agent_memory.jobs.review_flow import accept\n"
-    "accept(Memory.open(argv[0]), [argv[1]])\n"
-)
-REVERT = (
-    "from agent_memory.memory import Memory\n"
-    "from agent_memory.jobs.review_flow import revert\n"
-    "revert(Memory.open(argv[0]), argv[1])\n"
-)
+ACCEPT = "from agent_memory.memory import Memory\nMemory.open(argv[0]).proposals.accept([argv[1]])\n"
+REVERT = "from agent_memory.memory import Memory\nMemory.open(argv[0]).proposals.revert(argv[1])\n"
 
 
 def _merge_filed(tmp_path: Path) -> tuple[Path, str]:
@@ -202,7 +193,7 @@ def test_an_accept_killed_part_way_is_finished_by_the_next_open(tmp_path: Path, 
     _after_kill(root)
     assert _verdicts(root, proposal_id) == ["accepted"]
     with Memory.open(root) as memory:
-        assert accept(memory, [proposal_id]).refused  # already decided: nothing twice
+        assert memory.proposals.accept([proposal_id]).refused  # already decided: nothing twice
         active = [r for r in memory.store.list() if r.state.value == "active"]
         assert len(active) == 1 and "build server" in active[0].body  # the merge, whole
 
@@ -211,14 +202,14 @@ def test_an_accept_killed_part_way_is_finished_by_the_next_open(tmp_path: Path, 
 def test_a_revert_killed_part_way_is_finished_by_the_next_open(tmp_path: Path, calls: int) -> None:
     root, proposal_id = _merge_filed(tmp_path)
     with Memory.open(root) as memory:
-        assert accept(memory, [proposal_id], now=T0 + timedelta(hours=2)).done == [proposal_id]
+        assert memory.proposals.accept([proposal_id], now=T0 + timedelta(hours=2)).done == [proposal_id]
     child = killed_after(PUT, calls, REVERT, str(root), proposal_id)
     assert child.returncode == -signal.SIGKILL, child.stderr
     _after_kill(root)
     assert _verdicts(root, proposal_id) == ["accepted", "reverted"]
     with Memory.open(root) as memory:
         with pytest.raises(ProposalError, match="already reverted"):
-            revert(memory, proposal_id)
+            memory.proposals.revert(proposal_id)
         active = sorted(r.body for r in memory.store.list() if r.state.value == "active")
         # Both originals are back (as correction records), the merged record is retired.
         assert active == sorted([f"{STEM.format(1)} build server", f"{STEM.format(1)} main build server"])

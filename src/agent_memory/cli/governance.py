@@ -133,14 +133,11 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
     "pass", "action", "record_ids", "reason", "trust"}]`` to the queue (``trust``: those words
     or null).
     """
-    from agent_memory.governance.queue import review_queue
-    from agent_memory.jobs.review_flow import pending_proposals, trust_warning
-
     with _open(home) as memory:
-        queue = review_queue(memory, namespace=namespace)
-        waiting = pending_proposals(memory)
+        queue = memory.reviews.queue(namespace=namespace)
+        waiting = memory.proposals.pending()
         book = memory.review_book
-        concerns = {p.id: trust_warning(memory, p, book) for p in waiting}
+        concerns = {p.id: memory.proposals.trust_warning(p, book) for p in waiting}
     if as_json:
         proposals = [
             {
@@ -240,7 +237,7 @@ def approve(record_ids: tuple[str, ...], reason: str, home: str | None, as_json:
                     field="verdict",
                     hint="`agent-memory review` lists the quarantined records" + none,
                 )
-        memory.review_many(wanted, "approve", reason)
+        memory.reviews.review_many(wanted, "approve", reason)
         actor = memory.actor
     done = [{"record_id": rid, "verdict": "approve", "actor": actor, "reason": reason} for rid in wanted]
     if as_json:

@@ -12,7 +12,7 @@ a record id (``mem:…``) is a quarantine verdict (``approve``/``reject``, cli/g
 Pending records (``mem:…`` ids that ``review`` lists in queue ``pending``: state values held
 back because their subject was disputed, DESIGN.md §9) are proposals too: ``accept ID`` writes
 one through the normal write path, ``decline ID`` (or ``reject ID``) drops it
-(:class:`~agent_memory.governance.reviewing.ReviewMethods`); ``--all`` names only maintenance
+(:class:`~agent_memory.governance.reviewing.Reviews`); ``--all`` names only maintenance
 proposals. Exit status: 0 when every named proposal got its verdict, 1 when any was refused (its reason
 printed, nothing written for it), 3 on an error.
 """
@@ -87,7 +87,7 @@ def decide_pending(memory: Memory, record_ids: list[str], *, accept: bool, reaso
     """Accept or decline pending records (``mem:…``) one at a time, for ``accept``/``decline``/``reject``.
 
     Accepting writes each through the normal write path
-    (:meth:`~agent_memory.governance.reviewing.ReviewMethods.accept_pending`); declining drops
+    (:meth:`~agent_memory.governance.reviewing.Reviews.accept_pending`); declining drops
     it with a logged reason. An id refused (not pending, or its subject still disputed) goes
     to ``refused`` with the reason and changes nothing.
 
@@ -106,10 +106,10 @@ def decide_pending(memory: Memory, record_ids: list[str], *, accept: bool, reaso
     for record_id in dict.fromkeys(record_ids):
         try:
             if not accept:
-                memory.decline_pending(record_id, reason)
+                memory.reviews.decline_pending(record_id, reason)
                 outcome.done.append(record_id)
                 continue
-            result = memory.accept_pending(record_id, reason)
+            result = memory.reviews.accept_pending(record_id, reason)
         except AuthorityError:
             raise
         except AgentMemoryError as exc:
@@ -170,21 +170,21 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
     from agent_memory.errors import AgentMemoryError
     from agent_memory.jobs.branches import commit_maintenance_branch
     from agent_memory.jobs.pending import revalidate
-    from agent_memory.jobs.review_flow import diff_versions, pending_proposals, review_stats, trust_warning
+    from agent_memory.jobs.review_flow import diff_versions, review_stats
     from agent_memory.records.wire import format_timestamp
 
     rows = []
     concerns: dict[str, str | None] = {}
     with _open(home) as memory:
         book = memory.review_book
-        for pending in pending_proposals(memory):
+        for pending in memory.proposals.pending():
             problem, text = "", ""
             try:
                 text = diff_versions(memory.store, revalidate(memory.store, pending))
             except AgentMemoryError as exc:
                 problem = str(exc)
             rows.append((pending, problem, text))
-            concerns[pending.id] = trust_warning(memory, pending, book)
+            concerns[pending.id] = memory.proposals.trust_warning(pending, book)
         stats = review_stats(memory.log)
         branch = None
         if to_branch and memory.home is not None:  # always set by Memory.open
@@ -271,12 +271,13 @@ def accept(
     2 without ids or ``--all``.
     """
     from agent_memory.jobs.review_flow import Outcome
-    from agent_memory.jobs.review_flow import accept as accept_
 
     _chosen(proposal_ids, everything)
     flow_ids, record_ids = _split(proposal_ids)
     with _open(home) as memory:
-        outcome = accept_(memory, flow_ids, everything=everything) if flow_ids or everything else Outcome()
+        outcome = (
+            memory.proposals.accept(flow_ids, everything=everything) if flow_ids or everything else Outcome()
+        )
         outcome = _merged(outcome, decide_pending(memory, record_ids, accept=True))
     ctx.exit(_report(outcome, "accepted", as_json))
 
@@ -312,13 +313,12 @@ def decline(
     decided).
     """
     from agent_memory.jobs.review_flow import Outcome
-    from agent_memory.jobs.review_flow import decline as decline_
 
     _chosen(proposal_ids, everything)
     flow_ids, record_ids = _split(proposal_ids)
     with _open(home) as memory:
         outcome = (
-            decline_(memory, flow_ids, everything=everything, reason=reason)
+            memory.proposals.decline(flow_ids, everything=everything, reason=reason)
             if flow_ids or everything
             else Outcome()
         )
@@ -335,10 +335,8 @@ def reject_proposal(home: str | None, proposal_id: str, reason: str, as_json: bo
     Raises:
         AuthorityError: The actor lacks the ``approve`` grant; nothing written.
     """
-    from agent_memory.jobs.review_flow import decline as decline_
-
     with _open(home) as memory:
-        outcome = decline_(memory, [proposal_id], reason=reason)
+        outcome = memory.proposals.decline([proposal_id], reason=reason)
     return _report(outcome, "declined", as_json)
 
 
@@ -369,8 +367,6 @@ def revert(home: str | None, proposal_id: str, reason: str, as_json: bool) -> No
     its earlier value. Counts toward the regret rate shown by ``status``. Exit status 3 when
     it was never accepted, was already reverted, or a record changed since.
     """
-    from agent_memory.jobs.review_flow import revert as revert_
-
     with _open(home) as memory:
-        outcome = revert_(memory, proposal_id, reason=reason)
+        outcome = memory.proposals.revert(proposal_id, reason=reason)
     _report(outcome, "reverted", as_json)

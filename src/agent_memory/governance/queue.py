@@ -21,18 +21,20 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError
-from agent_memory.governance.review_book import ReviewBook
 from agent_memory.records.record import MemoryRecord, State
 from agent_memory.records.wire import format_timestamp
-from agent_memory.write.plan import PlanKind
+from agent_memory.write.plan import Plan, PlanKind
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.governance.gate import Gate
+    from agent_memory.governance.review_book import ReviewBook
+    from agent_memory.log.base import OperationLog
+    from agent_memory.write.held import PendingRecords
 
 __all__ = ["ReviewItem", "ReviewQueue", "review_queue"]
 
@@ -97,33 +99,44 @@ class ReviewQueue:
 
 
 def review_queue(
-    memory: Memory, *, namespace: str | None = None, records: Iterable[MemoryRecord] | None = None
+    records: Iterable[MemoryRecord],
+    *,
+    log: OperationLog,
+    gate: Gate,
+    book: ReviewBook,
+    pending: PendingRecords,
+    plan_of: Callable[[str], Plan],
+    namespace: str | None = None,
 ) -> ReviewQueue:
-    """Return the quarantined and pending records of ``memory`` that the gate lets through.
+    """Return the quarantined and pending records that the gate lets through (``memory.reviews.queue``).
 
     Args:
-        memory: The porcelain (its records, pending records, log and gate).
+        records: The latest version of every record (the catalog's readable records, or
+            the review page's, kept in step).
+        log: The operation log (the reasons pending records were held back).
+        gate: The withdrawal gate.
+        book: Review states.
+        pending: The records waiting for review.
+        plan_of: What accepting a pending record would do now (``Reviews.pending_plan``).
         namespace: Only records of this namespace.
-        records: The latest version of every record, when the caller holds them already (the
-            review page keeps them in step); read from ``memory``'s catalog when omitted.
 
     Raises:
         LogError: The log cannot be read (review events or withdrawal controls).
     """
-    reviews = ReviewBook(memory.log)
-    view = memory.gate.view()
+    reviews = book
+    view = gate.view()
     pending_reasons = {
         entry.record_ids[0]: str(entry.details.get("reason", ""))
-        for entry in memory.log.entries()
+        for entry in log.entries()
         if entry.action == "review" and entry.record_ids and entry.details.get("verdict") == "pending"
     }
     candidates: list[tuple[MemoryRecord, str, str]] = []
-    for record in memory.catalog.readable_records() if records is None else records:
+    for record in records:
         if record.state in _LIVE and reviews.state_of(record) == "quarantined":
             candidates.append((record, "quarantined", f"tainted: {', '.join(record.taint or ())}"))
-    for record in sorted(memory.pending.list(), key=lambda r: (r.created_at, r.id)):
+    for record in sorted(pending.list(), key=lambda r: (r.created_at, r.id)):
         why = pending_reasons.get(record.id) or "its subject is already disputed"
-        candidates.append((record, "pending", _pending_now(memory, record, why)))
+        candidates.append((record, "pending", _pending_now(plan_of, record, why)))
     items: list[ReviewItem] = []
     withdrawn = 0
     for record, queue, why in candidates:
@@ -144,10 +157,10 @@ _ACCEPT_WOULD = {
 }
 
 
-def _pending_now(memory: Memory, record: MemoryRecord, logged: str) -> str:
+def _pending_now(plan_of: Callable[[str], Plan], record: MemoryRecord, logged: str) -> str:
     """Return why ``record`` waits: ``logged`` while accept would be refused, else what accept would do."""
     try:
-        plan = memory.pending_plan(record.id)
+        plan = plan_of(record.id)
     except AgentMemoryError:  # unreadable now: the reason it was held back is all there is to say
         return logged
     if plan.kind is PlanKind.PENDING:

@@ -1,4 +1,4 @@
-"""The review verbs of :class:`~agent_memory.memory.Memory`: marks on records, verdicts on pending ones.
+"""`Reviews` (``memory.reviews``): marks on records, verdicts on pending ones, and the review queue.
 
 Review marks (``approve``, ``reject``, ``stale``, ``clear``) are attributable ``review``
 events in the log, never record fields: :mod:`agent_memory.governance.review_book` reads them back to decide
@@ -16,53 +16,50 @@ accept interrupted after its write is finished by the next ``accept_pending`` of
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agent_memory.errors import LifecycleError
-from agent_memory.governance.actors import Actors, require_review
+from agent_memory.governance.actors import require_review
+from agent_memory.governance.queue import ReviewQueue, review_queue
 from agent_memory.write.plan import Plan, PlanKind, RememberResult, plan_write
 
 if TYPE_CHECKING:
+    from agent_memory.governance.gate import Gate
     from agent_memory.governance.review_book import ReviewBook
-    from agent_memory.log.base import OperationLog
     from agent_memory.records.record import MemoryRecord
-    from agent_memory.stores.base import RecordStore
-    from agent_memory.write.dedup import WriteKeys
     from agent_memory.write.held import PendingRecords
+    from agent_memory.write.remember import Remember
     from agent_memory.write.writer import Writer
 
-__all__ = ["PENDING_ACCEPTED", "PENDING_DECLINED", "ReviewMethods"]
+__all__ = ["PENDING_ACCEPTED", "PENDING_DECLINED", "Reviews"]
 
 PENDING_ACCEPTED = "pending-accepted"
 PENDING_DECLINED = "pending-declined"
 
 
-class ReviewMethods:
-    """``Memory.review`` (seed 003 trust: quarantine lifts only by an attributable approval)."""
+@dataclass(eq=False)
+class Reviews:
+    """The review verbs over one Memory's parts (seed 003: quarantine lifts only by an attributable approval).
 
-    if TYPE_CHECKING:
-        store: RecordStore
-        log: OperationLog
-        actor: str
-        actors: Actors
-        taint: tuple[str, ...]
-        review_book: ReviewBook
-        _lock: threading.RLock
-        pending: PendingRecords
-        write_keys: WriteKeys
-        writer: Writer
+    ``Memory.review`` delegates to :meth:`review`; the rest are ``memory.reviews.…``.
 
-        def _clock(self, now: datetime | None) -> datetime: ...
+    Args:
+        writer: The Memory's Writer: lock, clock, store, log, who acts and the lookup.
+        book: Review states folded from the log.
+        pending: The records waiting for review.
+        remember: The remember verb, whose plan an accepted pending record is written by.
+        gate: Withdrawal controls (the queue shows only what they expose).
+    """
 
-        def _writing(self) -> AbstractContextManager[None]: ...
-
-        def _head(self) -> str: ...
-
-        def _apply_plan(self, plan: Plan, stamp: datetime) -> RememberResult: ...
+    writer: Writer
+    _: KW_ONLY
+    book: ReviewBook
+    pending: PendingRecords
+    remember: Remember
+    gate: Gate
 
     def review(self, record_id: str, verdict: str, reason: str = "", *, now: datetime | None = None) -> None:
         """Log a person's review of a record: ``approve``, ``reject``, ``stale`` or ``clear``.
@@ -96,19 +93,21 @@ class ReviewMethods:
         Raises:
             As :meth:`review`, for the first id refused; then nothing is written.
         """
-        stamp = self._clock(now)
-        self.review_book.check_verdict(verdict)
+        stamp = self.writer.clock(now)
+        self.book.check_verdict(verdict)
         for record_id in record_ids:
-            require_review(self.actors, self.actor, verdict, record_id=record_id, taint=self.taint)
-        with self._writing():
-            records = [self.store.get(record_id) for record_id in record_ids]
+            require_review(
+                self.writer.actors, self.writer.actor, verdict, record_id=record_id, taint=self.writer.taint
+            )
+        with self.writer.writing():
+            records = [self.writer.store.get(record_id) for record_id in record_ids]
             if verdict == "approve":
                 for record in records:
-                    _check_approvable(record, self.review_book.state_of(record))
+                    _check_approvable(record, self.book.state_of(record))
             for record in records:
-                self.log.append(
+                self.writer.log.append(
                     "review",
-                    actor=self.actor,
+                    actor=self.writer.actor,
                     record_ids=(record.id,),
                     details={"verdict": verdict, "reason": reason},
                     now=stamp,
@@ -126,7 +125,7 @@ class ReviewMethods:
             RecordError: A pending note file is malformed (naming it).
         """
         record = self.pending.get(record_id)
-        duplicate, live_subject = self.write_keys.lookup(record, self._head())
+        duplicate, live_subject = self.writer.write_keys.lookup(record, self.writer.head())
         return plan_write(record, duplicate, live_subject)
 
     def accept_pending(
@@ -159,11 +158,13 @@ class ReviewMethods:
                 (edited by hand); nothing written.
             ScreenError: Its body fails the screen; nothing written.
         """
-        stamp = self._clock(now)
-        self.actors.require(self.actor, "approve", record_id=record_id, action=f"accept {record_id}")
-        with self._writing():
+        stamp = self.writer.clock(now)
+        self.writer.actors.require(
+            self.writer.actor, "approve", record_id=record_id, action=f"accept {record_id}"
+        )
+        with self.writer.writing():
             record = self.pending.get(record_id)
-            if self.store.contains(record.id):
+            if self.writer.store.contains(record.id):
                 # An earlier accept wrote it and stopped before removing the file: finish that.
                 result = RememberResult(record.id, quarantined=bool(record.taint))
                 outcome = "already-written"
@@ -176,11 +177,11 @@ class ReviewMethods:
                 if plan.kind is PlanKind.PENDING:
                     raise _still_disputed(record, plan.other)
                 self.writer.admit([plan.record, *([plan.other] if plan.other is not None else [])])
-                result = self._apply_plan(plan, stamp)
+                result = self.remember.apply_plan(plan, stamp)
                 outcome = plan.kind.value
-            self.log.append(
+            self.writer.log.append(
                 "review",
-                actor=self.actor,
+                actor=self.writer.actor,
                 record_ids=(record.id,),
                 details={"verdict": PENDING_ACCEPTED, "reason": reason, "outcome": outcome},
                 now=stamp,
@@ -205,18 +206,46 @@ class ReviewMethods:
             ProposalError: No record waits under that id; nothing changed.
             RecordError: The pending note file is malformed (naming it); nothing changed.
         """
-        stamp = self._clock(now)
-        self.actors.require(self.actor, "approve", record_id=record_id, action=f"decline {record_id}")
-        with self._writing():
+        stamp = self.writer.clock(now)
+        self.writer.actors.require(
+            self.writer.actor, "approve", record_id=record_id, action=f"decline {record_id}"
+        )
+        with self.writer.writing():
             record = self.pending.get(record_id)
-            self.log.append(
+            self.writer.log.append(
                 "review",
-                actor=self.actor,
+                actor=self.writer.actor,
                 record_ids=(record.id,),
                 details={"verdict": PENDING_DECLINED, "reason": reason, "subject": record.subject or ""},
                 now=stamp,
             )
             self.pending.remove(record.id)
+
+    def queue(
+        self, *, namespace: str | None = None, records: Iterable[MemoryRecord] | None = None
+    ) -> ReviewQueue:
+        """Return the quarantined and pending records the gate lets through (:mod:`.queue`).
+
+        Args:
+            namespace: Only records of this namespace.
+            records: The latest version of every record, when the caller holds them already (the
+                review page keeps them in step); the catalog's readable records when omitted.
+
+        Raises:
+            LogError: The log cannot be read (review events or withdrawal controls).
+        """
+        return review_queue(
+            self.writer.catalog.readable_records() if records is None else records,
+            log=self.writer.log,
+            gate=self.gate,
+            book=self.book,
+            pending=self.pending,
+            plan_of=self.pending_plan,
+            namespace=namespace,
+        )
+
+    def _require_approve(self, record_id: str, action: str) -> None:
+        self.writer.actors.require(self.writer.actor, "approve", record_id=record_id, action=action)
 
 
 def _still_disputed(record: MemoryRecord, live: MemoryRecord | None) -> LifecycleError:

@@ -4,7 +4,7 @@ A revert never makes an illegal move (DESIGN.md §7): what the proposal retired 
 correction records that keep the originals' sources, what it created is archived or
 superseded by them, disputes it opened are settled in the older side's favour, and a
 restored state value whose subject holds another live value disputes it, so a subject never
-has two active values. Used by :func:`agent_memory.jobs.review_flow.revert`.
+has two active values. Used by :meth:`agent_memory.jobs.review_flow.ProposalReview.revert`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from agent_memory.stores.base import RecordStore, check_next_version
 from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 
 if TYPE_CHECKING:
-    from agent_memory.memory import Memory
+    from agent_memory.write.writer import Writer
 
 # Content fields a restoring correction record copies from the record it brings back.
 _COPIED: tuple[str, ...] = (
@@ -42,10 +42,10 @@ _COPIED: tuple[str, ...] = (
 
 
 def compensation(
-    memory: Memory, pending: PendingProposal, created: list[str], stamp: datetime, restored: dict[str, str]
+    writer: Writer, pending: PendingProposal, created: list[str], stamp: datetime, restored: dict[str, str]
 ) -> list[MemoryRecord]:
     """Return the compensating versions; fill ``restored`` with ``{correction id: original id}``."""
-    store = memory.store
+    store = writer.store
     if pending.flag is not None:
         current = store.get(pending.flag.id)
         before = [v for v in store.history(pending.flag.id) if v.flagged != pending.flag.flagged]
@@ -79,13 +79,13 @@ def compensation(
             continue
         if retired:
             original = retired.pop(0)
-            copy = _restored(memory, memory.get(original), pending.id, stamp, supersedes=record_id)
+            copy = _restored(writer, writer.get(original), pending.id, stamp, supersedes=record_id)
             restored[copy.id] = original
             moves.append(Proposal(ProposalKind.SUPERSEDE, record=copy, target_id=record_id, reason=why))
         else:
             moves.append(Proposal(ProposalKind.ARCHIVE, target_id=record_id, reason=why))
     for record_id in retired:
-        copy = _restored(memory, memory.get(record_id), pending.id, stamp, supersedes=None)
+        copy = _restored(writer, writer.get(record_id), pending.id, stamp, supersedes=None)
         restored[copy.id] = record_id
         moves.append(Proposal(ProposalKind.CREATE, record=copy))
     if not moves and not settled:
@@ -94,7 +94,7 @@ def compensation(
 
 
 def disputes_of_restored(
-    memory: Memory,
+    writer: Writer,
     restored: dict[str, str],
     stamp: datetime,
     proposal_id: str,
@@ -115,11 +115,11 @@ def disputes_of_restored(
 
     versions: list[MemoryRecord] = []
     for copy_id in restored:
-        copy = ahead.get(copy_id) or memory.store.get(copy_id)
+        copy = ahead.get(copy_id) or writer.store.get(copy_id)
         key = subject_key(copy)
         if key is None or copy.state is not State.ACTIVE:
             continue
-        live = {r.id: r for r in memory.store.list(state=State.ACTIVE)} | ahead
+        live = {r.id: r for r in writer.store.list(state=State.ACTIVE)} | ahead
         rival = next(
             (
                 r
@@ -127,7 +127,7 @@ def disputes_of_restored(
                 if r.state is State.ACTIVE
                 and r.id != copy_id
                 and subject_key(r) == key
-                and _verifies(memory, r)
+                and _verifies(writer, r)
             ),
             None,
         )
@@ -137,12 +137,12 @@ def disputes_of_restored(
     return versions
 
 
-def _verifies(memory: Memory, record: MemoryRecord) -> bool:
+def _verifies(writer: Writer, record: MemoryRecord) -> bool:
     """Whether ``record`` passes the verified read path: a refused note is no live value to dispute."""
     from agent_memory.errors import SignatureError
 
     try:
-        memory.writer.check(record)
+        writer.check(record)
     except SignatureError:
         return False
     return True
@@ -167,9 +167,9 @@ def _settle_disputes(store: RecordStore, created: list[str], why: str, stamp: da
 
 
 def _restored(
-    memory: Memory, original: MemoryRecord, proposal_id: str, stamp: datetime, *, supersedes: str | None
+    writer: Writer, original: MemoryRecord, proposal_id: str, stamp: datetime, *, supersedes: str | None
 ) -> MemoryRecord:
-    # ``original`` was read through the verified read path (``memory.get``): its fields are
+    # ``original`` was read through the verified read path (``writer.get``): its fields are
     # copied into a record the Home signs, so a hand-edited note is never laundered.
     # The copy keeps the original's provenance (its source, e.g. ``docs/cli.md#L444-L455``):
     # where the knowledge came from did not change. The revert itself is in the log's
@@ -184,4 +184,4 @@ def _restored(
         state_reason=f"restored {original.id} by reverting maintenance proposal {proposal_id}",
         **fields,
     )
-    return memory.writer.sign(record)
+    return writer.sign(record)

@@ -148,9 +148,9 @@ class GovernanceTools:
             now = utc_now()
             try:
                 if verdict == "accept":
-                    result = self.memory.accept_pending(record_id, reason, now=now)
+                    result = self.memory.reviews.accept_pending(record_id, reason, now=now)
                 else:
-                    self.memory.decline_pending(record_id, reason, now=now)
+                    self.memory.reviews.decline_pending(record_id, reason, now=now)
                     result = None
             except LifecycleError as error:
                 if error.field == "subject":  # still disputed: the porcelain's hint names the CLI

@@ -46,7 +46,7 @@ from agent_memory.log.base import OperationLog
 from agent_memory.records.memory_file import MemoryFile
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import utc_now
-from agent_memory.stores.base import RecordStore, check_next_version
+from agent_memory.stores.base import BatchPut, RecordStore, check_next_version
 from agent_memory.stores.verified import Refusal, read_verified
 from agent_memory.transfer.states import plan_states, write_routed
 from agent_memory.write.plan import PlanKind
@@ -61,6 +61,8 @@ __all__ = [
     "import_memory_file",
     "write_bytes_atomic",
 ]
+
+_BATCH = 1000  # records per put_many transaction of a store that has one (SQLite)
 
 EXTERNAL_TAINT = "external"
 
@@ -431,9 +433,15 @@ def import_memory_file(
     report.controls_skipped.extend(plan.skipped)
     report.controls_renamed.update(plan.renamed)
     report.controls_refused.update(plan.refused)
-    for record in plans.plain:
-        store.put(record)
-        report.added.append(record.id)
+    if isinstance(store, BatchPut) and len(plans.plain) > 1:
+        for start in range(0, len(plans.plain), _BATCH):  # one transaction per batch (issue 23)
+            chunk = plans.plain[start : start + _BATCH]
+            store.put_many(chunk)
+            report.added.extend(record.id for record in chunk)
+    else:
+        for record in plans.plain:
+            store.put(record)
+            report.added.append(record.id)
     for tombstone in tombstones:
         restore = getattr(store, "restore_erased", None)
         if restore is None:

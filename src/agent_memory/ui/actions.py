@@ -74,7 +74,7 @@ def approve(memory: Memory, form: Form) -> str:
     """Approve a quarantined record (``agent-memory approve ID --reason R``)."""
     record_id = _field(form, "record_id")
     _not_pending(memory, record_id)
-    memory.review_many([record_id], "approve", form.get("reason", ""))
+    memory.reviews.review_many([record_id], "approve", form.get("reason", ""))
     return f"approved {record_id} (by {memory.actor})"
 
 
@@ -162,11 +162,10 @@ def accept(memory: Memory, form: Form) -> str:
     """Accept a maintenance proposal or write a pending record (``agent-memory accept ID``)."""
     from agent_memory.cli.proposals import decide_pending
     from agent_memory.jobs.pending import is_proposal_id
-    from agent_memory.jobs.review_flow import accept as accept_proposals
 
     proposal_id = _field(form, "proposal_id")
     if is_proposal_id(proposal_id):
-        return _outcome(accept_proposals(memory, [proposal_id]), "accepted")
+        return _outcome(memory.proposals.accept([proposal_id]), "accepted")
     return _outcome(decide_pending(memory, [proposal_id], accept=True), "accepted")
 
 
@@ -174,20 +173,17 @@ def decline(memory: Memory, form: Form) -> str:
     """Decline a maintenance proposal or drop a pending record (``agent-memory decline ID --reason R``)."""
     from agent_memory.cli.proposals import decide_pending
     from agent_memory.jobs.pending import is_proposal_id
-    from agent_memory.jobs.review_flow import decline as decline_proposals
 
     proposal_id, reason = _field(form, "proposal_id"), form.get("reason", "")
     if is_proposal_id(proposal_id):
-        return _outcome(decline_proposals(memory, [proposal_id], reason=reason), "declined")
+        return _outcome(memory.proposals.decline([proposal_id], reason=reason), "declined")
     return _outcome(decide_pending(memory, [proposal_id], accept=False, reason=reason), "declined")
 
 
 def revert(memory: Memory, form: Form) -> str:
     """Revert an accepted maintenance proposal (``agent-memory revert ID --reason R``)."""
-    from agent_memory.jobs.review_flow import revert as revert_proposal
-
     proposal_id = _field(form, "proposal_id")
-    return _outcome(revert_proposal(memory, proposal_id, reason=form.get("reason", "")), "reverted")
+    return _outcome(memory.proposals.revert(proposal_id, reason=form.get("reason", "")), "reverted")
 
 
 def promote_accept(memory: Memory, form: Form) -> str:

@@ -1,8 +1,8 @@
 """What the review page shows: everything that waits for a person's decision, with what it would do.
 
 The same sources as ``agent-memory review``, ``proposals`` and ``promotions``: the review
-queue (:func:`agent_memory.governance.queue.review_queue`: quarantined and pending records),
-open disputes, the maintenance proposals still pending with the diff each would write
+queue (``memory.reviews.queue``: quarantined and pending records), open disputes, the
+maintenance proposals still pending with the diff each would write
 (re-validated against the records now, a stale one marked with its reason, as ``proposals``
 does), the accepted ones a person may still revert, the regret rate
 (:func:`agent_memory.jobs.review_flow.review_stats`) and promotion proposals to
@@ -89,11 +89,10 @@ def review_page(memory: Memory, reviews: ReviewBook, latest: LatestRecords) -> R
     Raises:
         LogError: The log cannot be read.
     """
-    from agent_memory.governance.queue import review_queue
     from agent_memory.jobs.review_flow import review_stats
     from agent_memory.ui.browse import disputes
 
-    queue = review_queue(memory, records=latest.current())
+    queue = memory.reviews.queue(records=latest.current())
     open_disputes = tuple(disputes(latest.current(), reviews))
     stats = review_stats(memory.log)
     trust = _trust(memory, reviews, queue, open_disputes)
@@ -130,10 +129,10 @@ def _trust(
 
 def _proposals(memory: Memory) -> tuple[tuple[str, tuple[Proposal, ...]], ...]:
     from agent_memory.jobs.pending import revalidate
-    from agent_memory.jobs.review_flow import diff_versions, pending_proposals
+    from agent_memory.jobs.review_flow import diff_versions
 
     groups: dict[str, list[Proposal]] = {}
-    for pending in pending_proposals(memory):
+    for pending in memory.proposals.pending():
         try:
             shown = Proposal(pending, diff=diff_versions(memory.store, revalidate(memory.store, pending)))
         except AgentMemoryError as exc:

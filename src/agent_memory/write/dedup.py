@@ -295,9 +295,10 @@ class WriteKeys:
 
     def _sync_feed(self, *, retry: bool) -> None:
         feed = cast(_Feed, self.store)
-        mark = int(self.table.meta("mark") or -1)
+        held_marks = {"mark": self.table.meta("mark"), "removals": self.table.meta("removals")}
+        mark = int(held_marks["mark"] or -1)
         changes = feed.changes_since(mark)
-        if mark < 0 or changes.mark < mark or str(changes.removals) != self.table.meta("removals"):
+        if mark < 0 or changes.mark < mark or str(changes.removals) != held_marks["removals"]:
             # A new table, a counter that went back (another store) or removals: compare every token.
             tokens = dict(changes.tokens) if mark < 0 else feed.version_tokens(None)
             held = self.table.tokens()
@@ -308,7 +309,9 @@ class WriteKeys:
             self._catch_up(
                 [rid for rid in sorted(wanted) if changes.tokens.get(rid, "") != self.table.token(rid)], []
             )
-        self.table.set_meta({"mark": str(changes.mark), "removals": str(changes.removals)})
+        marks: dict[str, str | None] = {"mark": str(changes.mark), "removals": str(changes.removals)}
+        if marks != held_marks:  # a write transaction only when the feed moved
+            self.table.set_meta({key: str(value) for key, value in marks.items()})
 
     def _catch_up(self, wanted: Sequence[str], gone: Sequence[str]) -> None:
         """Read ``wanted`` in chunks, each committed (a long first fill keeps its progress)."""

@@ -1,9 +1,9 @@
 """Records waiting for review because their subject was already disputed (DESIGN.md §9).
 
 Kept as note files in a Home's ``proposals/pending/`` (or in memory), one per record; a later
-review accepts them (:meth:`~agent_memory.governance.reviewing.ReviewMethods.accept_pending`
+review accepts them (:meth:`~agent_memory.governance.reviewing.Reviews.accept_pending`
 writes one through the normal write path) or declines them
-(:meth:`~agent_memory.governance.reviewing.ReviewMethods.decline_pending` drops one).
+(:meth:`~agent_memory.governance.reviewing.Reviews.decline_pending` drops one).
 
 Invariant: a file is found by the id of the record it holds, never by a path built from a
 caller's id, so an id with path tricks matches nothing and touches nothing.

@@ -109,6 +109,21 @@ class Writer:
         """Sign every version not signed yet; a version signed already (by any signer) keeps its signature."""
         return [v if v.signature else self.sign(v) for v in versions]
 
+    def get(self, record_id: str) -> MemoryRecord:
+        """Return the latest version of ``record_id`` through the verified read path (``Memory.get``).
+
+        Raises:
+            RecordNotFound: No such record.
+            StoreError: Its note cannot be read, or its id does not match its content.
+            SignatureError: It does not verify (:func:`~agent_memory.stores.verified.check_version`).
+        """
+        from agent_memory.stores.verified import verified_get
+
+        catalog = self.catalog
+        return verified_get(
+            self.store, record_id, home_signer=catalog.home_signer, trusted=catalog.trusted_signers
+        )
+
     def check(self, record: MemoryRecord, *, path: str | None = None) -> None:
         """Check a version against the verified read path's rules for this Home (its key and trust).
 

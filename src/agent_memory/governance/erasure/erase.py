@@ -1,8 +1,8 @@
-"""``Memory.erase``: authorized erasure across every holder, with a receipt (seed 000 §12.3).
+"""`Erasure`: authorized erasure across every holder, with a receipt (seed 000 §12.3).
 
-A mixin of :class:`agent_memory.memory.Memory` (like :mod:`.withdrawals`). One call, under the
-Memory's writer lock from the first check to the logged receipt (so its ``memerase-`` id,
-named in every redaction marker, is the one the receipt gets):
+A service built on the Memory's :class:`~agent_memory.write.writer.Writer`; ``Memory.erase``
+delegates to it. One call, under the Memory's writer lock from the first check to the logged
+receipt (so its ``memerase-`` id, named in every redaction marker, is the one the receipt gets):
 
 1. checks the actor's ``erase`` grant, the ids, and screens the reason and authority (both
    stay for good, in the tombstones and the receipt: the screen of every door, issue 18) — a
@@ -30,7 +30,7 @@ what the server may still keep (``postgres-residue``).
 
 Interrupted erasures finish (issue 20 item 2): before the first tombstone the plan is saved
 to the erasure journal (:mod:`.journal`) and an ``erase-intent`` event is logged; steps 3-5
-are idempotent, so :meth:`ErasureMethods.finish_erasures` (run by ``Memory.open``, and by
+are idempotent, so :meth:`Erasure.finish_erasures` (run by ``Memory.open``, and by
 ``erase`` asked again for the same records) carries the plan out and logs the receipt. Every
 tombstone thus ends with its receipt.
 """
@@ -40,12 +40,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
+from contextlib import suppress
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agent_memory.errors import LifecycleError, RecordError, ScreenError, StoreError
+from agent_memory.errors import LifecycleError, ProposalError, RecordError, ScreenError, StoreError
 from agent_memory.governance.erasure.journal import ERASE_INTENT, JOURNAL_FOLDER, ErasurePlan
 from agent_memory.governance.erasure.receipt import ErasureReceipt, HolderResult, needles_of, next_erasure_id
 from agent_memory.governance.erasure.sanitize import MIN_TEXT_BYTES, covered_anchors
@@ -53,44 +54,39 @@ from agent_memory.log.base import entries_from_time
 from agent_memory.records.wire import format_timestamp
 
 if TYPE_CHECKING:
-    import threading
-
-    from agent_memory.governance.actors import Actors
     from agent_memory.governance.erasure.sweep import Sweep
+    from agent_memory.governance.secrets import SecretsSettings
     from agent_memory.home import Home
-    from agent_memory.log.base import OperationLog
     from agent_memory.recall.salience import Salience
     from agent_memory.records.record import MemoryRecord
-    from agent_memory.search.catalog import IndexCatalog
-    from agent_memory.stores.base import RecordStore
-    from agent_memory.write.dedup import WriteKeys
     from agent_memory.write.held import PendingRecords
+    from agent_memory.write.writer import Writer
 
-__all__ = ["ErasureMethods"]
+__all__ = ["Erasure"]
 
 
-class ErasureMethods:
-    """The ``erase`` verb of :class:`~agent_memory.memory.Memory` (seed 000 §12.3; DESIGN.md §9)."""
+@dataclass(eq=False)
+class Erasure:
+    """The ``erase`` verb over one Memory's parts (seed 000 §12.3; DESIGN.md §9).
 
-    home: Home | None = None
-    """The Home this Memory was opened from (set by ``Memory.open``); ``None`` in memory."""
+    Args:
+        writer: The Memory's Writer: lock, clock, store, log, indexes, key, who acts and
+            the write keys.
+        pending: The records waiting for review (those in the scope, or quoting it, are dropped).
+        salience: Touch counts (the scope's are forgotten).
+        zone: The Home's time zone (the local day of ``memerase-`` ids).
+        home: The Home whose file holders are swept and whose journal finishes an
+            interrupted erasure, or ``None``.
+        secrets: The Home's ``[secrets]`` policy, for the reason and authority.
+    """
 
-    if TYPE_CHECKING:
-        store: RecordStore
-        log: OperationLog
-        catalog: IndexCatalog
-        pending: PendingRecords
-        salience: Salience
-        identity: Any
-        actor: str
-        actors: Actors
-        zone: tzinfo
-        _lock: threading.RLock
-        write_keys: WriteKeys
-
-        def _clock(self, now: datetime | None) -> datetime: ...
-
-        def _writing(self) -> AbstractContextManager[None]: ...
+    writer: Writer
+    _: KW_ONLY
+    pending: PendingRecords
+    salience: Salience
+    zone: tzinfo
+    home: Home | None
+    secrets: SecretsSettings
 
     def erase(
         self,
@@ -132,24 +128,31 @@ class ErasureMethods:
                 logged).
             ConfigError: A git command failed during the history rewrite.
         """
-        stamp = self._clock(now)
-        self.actors.require(self.actor, "erase", action="erase records")
-        scope = sorted(set(record_ids))
-        if not scope:
-            raise RecordError("name at least one record to erase", field="record_ids")
-        words = {
-            name: self._screened(name, value)
-            for name, value in (("reason", reason), ("authority", authority))
-        }
-        with self._writing():
-            return self._erase_held(
-                scope,
-                reason=words["reason"],
-                authority=words["authority"],
-                cascade=cascade,
-                rewrite_git=rewrite_git,
-                stamp=stamp,
-            )
+        named, extra = [*record_ids], [*cascade]
+        try:
+            stamp = self.writer.clock(now)
+            self.writer.actors.require(self.writer.actor, "erase", action="erase records")
+            scope = sorted(set(named))
+            if not scope:
+                raise RecordError("name at least one record to erase", field="record_ids")
+            words = {
+                name: self._screened(name, value)
+                for name, value in (("reason", reason), ("authority", authority))
+            }
+            with self.writer.writing():
+                return self.erase_held(
+                    scope,
+                    reason=words["reason"],
+                    authority=words["authority"],
+                    cascade=extra,
+                    rewrite_git=rewrite_git,
+                    stamp=stamp,
+                )
+        except BaseException:
+            # A finished erase read its records' write keys again for its receipt; one that
+            # failed part way reads them here, so no digest of an erased body stays behind.
+            self.writer.write_keys.refresh([*named, *extra])
+            raise
 
     def _screened(self, name: str, value: object) -> str:
         """Return an erasure's ``reason`` or ``authority`` once it passes the screen (a person's words).
@@ -162,14 +165,13 @@ class ErasureMethods:
                 (under ``[secrets] on_detect = "refuse"``), a git conflict marker or a
                 frontmatter block, or over 1 MiB; the field is ``name``.
         """
-        from agent_memory.governance.secrets import policy_of
         from agent_memory.write.screen import Hazard, screen
 
         if not isinstance(value, str) or not value.strip():
             raise ScreenError(f"an erasure needs a non-empty {name}", hazard=Hazard.EMPTY, field=name)
-        return screen(value, field=name, policy=policy_of(self)).text
+        return screen(value, field=name, policy=self.secrets).text
 
-    def _erase_held(
+    def erase_held(
         self,
         scope: list[str],
         *,
@@ -189,7 +191,7 @@ class ErasureMethods:
         Raises:
             As :meth:`erase`, but for the grant and the words.
         """
-        histories = {record_id: self.store.history(record_id) for record_id in scope}
+        histories = {record_id: self.writer.store.history(record_id) for record_id in scope}
         if any(h[-1].redacted for h in histories.values()):
             # An interrupted erasure of these records is finished, with its receipt.
             folder = self._journal_folder()
@@ -211,16 +213,16 @@ class ErasureMethods:
                 hint="cascade only names dependents listed in a receipt",
             )
         for record_id in extra:
-            histories[record_id] = self.store.history(record_id)
+            histories[record_id] = self.writer.store.history(record_id)
         scope = sorted(histories)
         needles = needles_of(v.body for h in histories.values() for v in h)
-        erase_one = getattr(self.store, "erase", None)
+        erase_one = getattr(self.writer.store, "erase", None)
         if not callable(erase_one):
-            raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+            raise StoreError(f"{type(self.writer.store).__name__} cannot erase; nothing was changed")
         # An erase of local day D is logged at its stamp or later (time never goes back along
         # the chain), and D began less than three days before this stamp in any time zone
         # (UTC-12 to UTC+14): older events hold no id of D, so only the log's tail is read.
-        recent = entries_from_time(self.log, stamp - timedelta(days=3))
+        recent = entries_from_time(self.writer.log, stamp - timedelta(days=3))
         taken = [str(e.details.get("erasure_id", "")) for e in recent if e.action in ("erase", ERASE_INTENT)]
         erasure_id = next_erasure_id(taken, stamp.astimezone(self.zone).date().isoformat())
         plan = ErasurePlan(
@@ -252,7 +254,7 @@ class ErasureMethods:
         folder = self._journal_folder()
         if folder is None or not folder.is_dir() or not any(folder.glob("*.json")):
             return []
-        with self._writing():
+        with self.writer.writing():
             return self._finish_erasures_held(folder)
 
     def _finish_erasures_held(self, folder: Path) -> list[ErasureReceipt]:
@@ -262,11 +264,11 @@ class ErasureMethods:
             plan = ErasurePlan.load(path)
             if any(
                 e.action == "erase" and e.details.get("erasure_id") == plan.erasure_id
-                for e in self.log.entries()
+                for e in self.writer.log.entries()
             ):
                 path.unlink(missing_ok=True)  # killed after its receipt: nothing left to do
                 continue
-            histories = {rid: self.store.history(rid) for rid in plan.scope}
+            histories = {rid: self.writer.store.history(rid) for rid in plan.scope}
             dependents = self._dependents(set(plan.scope), plan.needles)
             receipts.append(self._carry_out(plan, histories, set(dependents) - set(histories)))
         return receipts
@@ -274,7 +276,7 @@ class ErasureMethods:
     def _already_erased(self, record_id: str) -> str:
         receipts = [
             str(e.details.get("erasure_id"))
-            for e in self.log.entries()
+            for e in self.writer.log.entries()
             if e.action == "erase" and record_id in e.record_ids
         ]
         return f"already erased (receipt {receipts[-1]})" if receipts else "already erased"
@@ -286,9 +288,9 @@ class ErasureMethods:
         folder = self._journal_folder()
         if folder is not None:
             plan.save(folder)
-        self.log.append(
+        self.writer.log.append(
             ERASE_INTENT,
-            actor=self.actor,
+            actor=self.writer.actor,
             record_ids=plan.scope,
             details=plan.intent_details(),
             now=plan.decided_at,
@@ -299,18 +301,18 @@ class ErasureMethods:
     ) -> ErasureReceipt:
         """Steps 3-5 of the module docstring for ``plan``; idempotent, so a roll-forward reruns it."""
         scope, needles, stamp = list(plan.scope), plan.needles, plan.decided_at
-        erase_one = getattr(self.store, "erase", None)
+        erase_one = getattr(self.writer.store, "erase", None)
         if not callable(erase_one):
-            raise StoreError(f"{type(self.store).__name__} cannot erase; nothing was changed")
+            raise StoreError(f"{type(self.writer.store).__name__} cannot erase; nothing was changed")
         self._drop_pending(set(scope), needles)
         tombstones: dict[str, MemoryRecord] = {}
         for rid in scope:
             latest = histories[rid][-1]
             # The store replaces the latest version last: a redacted latest means all are.
             tombstones[rid] = latest if latest.redacted else erase_one(rid, plan.reason, now=stamp)
-        self.catalog.erased(scope)
+        self.writer.catalog.erased(scope)
         self.salience.forget(scope)
-        kept = {rid: self.store.get(rid) for rid in sorted(kept_ids)}
+        kept = {rid: self.writer.store.get(rid) for rid in sorted(kept_ids)}
         holders = [self._store_holder(needles), self._write_keys_holder(histories)]
         holders += [
             HolderResult(f"record:{rid}", "partially-completed", "dependent-not-erased")
@@ -326,16 +328,18 @@ class ErasureMethods:
             erasure_id=plan.erasure_id,
             scope_refs=tuple(scope),
             authority_ref=plan.authority,
-            decided_by=self.actor,
+            decided_by=self.writer.actor,
             reason=plan.reason,
             decided_at=format_timestamp(stamp),
-            executed_at=format_timestamp(max(stamp, self._clock(None))),
+            executed_at=format_timestamp(max(stamp, self.writer.clock(None))),
             holders=tuple(holders),
             sanitized_replacement_refs=tuple(sweep.sanitized if sweep else ()),
             removed_refs=tuple(sweep.removed if sweep else ()),
             archive_lineage=tuple(sweep.lineage if sweep else ()),
         )
-        self.log.append("erase", actor=self.actor, record_ids=scope, details=receipt.to_wire(), now=stamp)
+        self.writer.log.append(
+            "erase", actor=self.writer.actor, record_ids=scope, details=receipt.to_wire(), now=stamp
+        )
         folder = self._journal_folder()
         if folder is not None:
             (folder / f"{plan.erasure_id}.json").unlink(missing_ok=True)
@@ -345,7 +349,7 @@ class ErasureMethods:
 
     def _dependents(self, scope: set[str], needles: tuple[bytes, ...]) -> dict[str, MemoryRecord]:
         found: dict[str, MemoryRecord] = {}
-        for record in self.store.list():
+        for record in self.writer.store.list():
             if record.id in scope or record.redacted:
                 continue
             pointers = {*record.evidence, *(record.sources or ()), record.provenance.ref or ""}
@@ -359,17 +363,15 @@ class ErasureMethods:
         for record in self.pending.list():
             if record.id not in scope and not any(n in record.body.encode("utf-8") for n in texts):
                 continue
-            if self.home is not None:
-                (self.home.root / "proposals" / "pending" / f"{record.id[4:]}.md").unlink(missing_ok=True)
-            else:
-                getattr(self.pending, "_records", {}).pop(record.id, None)
+            with suppress(ProposalError):  # already gone: another hand removed it meanwhile
+                self.pending.remove(record.id)
 
     def _store_holder(self, needles: tuple[bytes, ...]) -> HolderResult:
         """The store's own holder: a SQLite file is scanned; PostgreSQL states its residue."""
-        ref = f"store:{type(self.store).__name__}"
-        if getattr(self.store, "erasure_limitations", ()):
+        ref = f"store:{type(self.writer.store).__name__}"
+        if getattr(self.writer.store, "erasure_limitations", ()):
             return HolderResult(ref, "partially-completed", "postgres-residue")
-        path = getattr(self.store, "path", None)
+        path = getattr(self.writer.store, "path", None)
         if isinstance(path, str) and path != ":memory:":
             for name in (path, f"{path}-wal", f"{path}-shm"):
                 if os.path.isfile(name):
@@ -389,7 +391,7 @@ class ErasureMethods:
         """
         from agent_memory.write.dedup import body_digest, subject_digest
 
-        self.write_keys.refresh(sorted(histories))
+        self.writer.write_keys.refresh(sorted(histories))
         digests = {
             (column, digest)
             for history in histories.values()
@@ -398,7 +400,9 @@ class ErasureMethods:
             if digest is not None
         }
         try:
-            held = {rid for column, digest in digests for rid in self.write_keys.table.find(column, digest)}
+            held = {
+                rid for column, digest in digests for rid in self.writer.write_keys.table.find(column, digest)
+            }
         except sqlite3.DatabaseError:
             return HolderResult("write-keys", "unevaluated")
         if held & histories.keys():
@@ -420,12 +424,12 @@ class ErasureMethods:
 
         return sweep_home(
             self.home,
-            self.log,
+            self.writer.log,
             tombstones=tombstones,
             anchors=anchors,
             needles=needles,
             erasure_id=erasure_id,
-            keys=self.identity,
+            keys=self.writer.identity,
             rewrite_git=rewrite_git,
             quoted_by_kept=any(n in r.body.encode("utf-8") for r in kept.values() for n in needles),
         )
@@ -436,7 +440,7 @@ class ErasureMethods:
         if not redacted:
             return []
         found = []
-        for record in self.store.list():
+        for record in self.writer.store.list():
             refs = {record.provenance.ref, *(record.sources or ()), *record.evidence}
             if record.id not in listed and not record.redacted and refs & redacted:
                 found.append(HolderResult(f"record:{record.id}", "completed", "source-anchor-erased"))

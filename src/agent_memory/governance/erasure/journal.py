@@ -10,7 +10,7 @@ is removed as soon as the receipt is logged; the final scan of the Home skips it
 erasure's own working copy, gone when the erasure ends).
 
 Invariant: a journal exists exactly while its erasure has an intent and no receipt; the next
-open (or ``erase`` asked again) finishes it (:meth:`~.erase.ErasureMethods.finish_erasures`).
+open (or ``erase`` asked again) finishes it (:meth:`~.erase.Erasure.finish_erasures`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Home part of an erasure: sanitize every file holder, then scan, then say what remains.
 
-:meth:`~agent_memory.governance.erasure.erase.ErasureMethods.erase` calls :func:`sweep_home` under
+:meth:`~agent_memory.governance.erasure.erase.Erasure.erase` calls :func:`sweep_home` under
 the Home's writer lock, after the store holds the tombstones and the indexes and salience
 sidecar are purged. In order it
 
