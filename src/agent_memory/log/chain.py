@@ -21,6 +21,7 @@ Every failure is a :class:`~agent_memory.errors.LogError` whose message reads
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -32,7 +33,7 @@ from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 __all__ = ["ChainCheck", "ChainedLog", "next_entry", "read_entry"]
 
 
-class ChainedLog:
+class ChainedLog(ABC):
     """The ``append`` of every :class:`~agent_memory.log.base.OperationLog` adapter.
 
     An adapter implements ``_append_after(make)``: under its write lock (or transaction) it
@@ -63,8 +64,16 @@ class ChainedLog:
 
         return self._append_after(make)
 
+    @abstractmethod
     def _append_after(self, make: Callable[[LogEntry | None], LogEntry]) -> LogEntry:
-        raise NotImplementedError
+        """Under the write lock, store the line of ``make(head)`` after the head and return it.
+
+        Args:
+            make: Builds the next entry from the head read under the lock (``None``: empty log).
+
+        Raises:
+            LogError: The head cannot be read or the write failed; nothing is stored.
+        """
 
 
 def next_entry(
