@@ -332,6 +332,8 @@ class IndexCatalog:
         ``dirty`` (stale beyond ``waiting``, or its contents disagree with the ledger).
         """
         with self._lock:
+            # Another process may have written since: take each ledger as it is now.
+            agreeing = {name: holding.agrees(self._ledger) for name, holding in self._holdings.items()}
             current = self._fresh.tokens()
             indexed_now = {
                 rid
@@ -351,7 +353,7 @@ class IndexCatalog:
                     if holding.cold:  # its model is not loaded here: a write left these to a query
                         waiting.update(rid for rid in changed if rid in indexed_now)
                     unread |= holding.unreadable(current)
-                    off = off or holding.digest() != holding.index.inputs().digest
+                    off = off or not agreeing[holding.name]
                 view = self._view(name)
                 out.append(
                     {

@@ -183,7 +183,7 @@ class Freshness:
         for holding in holdings:
             if holding.suspect:
                 holding.suspect = False
-                if holding.digest() != holding.index.inputs().digest:
+                if not holding.agrees(self.ledger):
                     _log.warning("index %s holds records the store does not: rebuilding it", holding.name)
                     holding.wipe(self.ledger)
                     return self.catch_up(current, progress)

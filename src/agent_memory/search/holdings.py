@@ -22,7 +22,10 @@ before use; the check, the emptying and the first ``recipe.json`` happen under a
 empty an index another one has just created and opened (issue 11);
 one whose contents disagree with the ledger is marked ``suspect`` (read everything again,
 then rebuild if still off); :meth:`Holding.apply` updates the index first and the ledger
-after, so a crash only makes a record look changed, never fresh when it is not.
+after, so a crash only makes a record look changed, never fresh when it is not. Index and
+ledger change together under the same lock (:meth:`Holding.exclusive`), and the two are
+compared only under it, so a process opening an index while others write never sees one
+ahead of the other (it once did, took the gap for damage and forgot every ledger row).
 """
 
 from __future__ import annotations
@@ -312,6 +315,7 @@ class Holding:
         self.held: Held = {}
         self._unindexed: set[str] = set()
         self.suspect = False
+        self._locked = False
 
     @property
     def unindexed(self) -> frozenset[str]:
@@ -334,18 +338,36 @@ class Holding:
             if folder is not None:
                 folder.mkdir(parents=True, exist_ok=True)
             holding = cls(spec.name, spec, open_index(spec, folder), folder)
-            if folder is None:
-                holding.adopt(ledger)
-                return holding
-            path, wanted = folder / "recipe.json", holding.index.recipe.to_json()
-            if path.exists() and read_json(path) != wanted:
-                _log.warning("the recipe of index %s changed: rebuilding it", spec.name)
-                holding.wipe(ledger)
-            else:
-                if not path.exists():
-                    write_json(path, wanted)
-                holding.adopt(ledger)
+            holding._locked = True  # the lock above is the holding's own
+            try:
+                path, wanted = folder and folder / "recipe.json", holding.index.recipe.to_json()
+                if path is not None and path.exists() and read_json(path) != wanted:
+                    _log.warning("the recipe of index %s changed: rebuilding it", spec.name)
+                    holding.wipe(ledger)
+                else:
+                    if path is not None and not path.exists():
+                        write_json(path, wanted)
+                    holding.adopt(ledger)
+            finally:
+                holding._locked = False
             return holding
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold this index's :func:`folder_lock` (re-entrant in this process; nothing in memory).
+
+        Every change of the index with its ledger rows, and every comparison of the two, runs
+        under it: other processes sharing the Home see both or neither.
+        """
+        if self._locked or self.folder is None:
+            yield
+            return
+        with folder_lock(self.folder):
+            self._locked = True
+            try:
+                yield
+            finally:
+                self._locked = False
 
     @property
     def cold(self) -> bool:
@@ -354,24 +376,35 @@ class Holding:
 
     def adopt(self, ledger: Ledger) -> None:
         """Load what the ledger says this index holds; if its contents disagree, mark it suspect."""
-        self.held = ledger.load(self.name)
-        if self.digest() != self.index.inputs().digest:
-            self.held, self.suspect = {}, True
+        if not self.agrees(ledger):
+            self.held, self.suspect, self._unindexed = {}, True, set()
             ledger.forget(self.name)
-        self._unindexed = {rid for rid, (_, version) in self.held.items() if version is None}
+
+    def agrees(self, ledger: Ledger) -> bool:
+        """Take what the ledger says this index holds (other processes write too); return whether it agrees.
+
+        Under :meth:`exclusive`, so no write of another process is half done. An in-memory
+        ledger keeps nothing and no other process shares the index: :attr:`held` stands.
+        """
+        with self.exclusive():
+            if ledger.path is not None:
+                self.held = ledger.load(self.name)
+                self._unindexed = {rid for rid, (_, version) in self.held.items() if version is None}
+            return self.digest() == self.index.inputs().digest
 
     def wipe(self, ledger: Ledger) -> None:
         """Empty this index: delete its files and reopen it, or (ready-made) remove every id it holds."""
-        ledger.forget(self.name)
-        if self.spec is not None and self.folder is not None:
-            close_index(self.index)
-            empty_folder(self.folder)
-            self.index = open_index(self.spec, self.folder)
-            write_json(self.folder / "recipe.json", self.index.recipe.to_json())
-        else:
-            self.index.remove(list(self.held))
-        self.held, self.suspect = {}, False
-        self._unindexed = set()
+        with self.exclusive():
+            ledger.forget(self.name)
+            if self.spec is not None and self.folder is not None:
+                close_index(self.index)
+                empty_folder(self.folder)
+                self.index = open_index(self.spec, self.folder)
+                write_json(self.folder / "recipe.json", self.index.recipe.to_json())
+            else:
+                self.index.remove(list(self.held))
+            self.held, self.suspect = {}, False
+            self._unindexed = set()
 
     def changes(self, current: Mapping[str, str], *, partial: bool = False) -> tuple[list[str], list[str]]:
         """Return (ids to read again, ids no longer in the store) against the store's ``current`` tokens.
@@ -406,15 +439,17 @@ class Holding:
         fresh = [record for record in batch.values() if not record.redacted]
         versions = {record.id: version_digest(record) for record in fresh}
         dropped = [rid for rid in tokens if rid not in versions] + sorted(missing)
-        try:
-            if dropped:
-                self.index.remove(dropped)
-            if fresh:
-                self.index.index(fresh)
-        except AgentMemoryError as exc:
-            _log.warning("index %s could not be updated (%s); will retry", self.name, exc)
-            return False
         update = {rid: (token, versions.get(rid)) for rid, token in tokens.items() if rid not in missing}
+        with self.exclusive():
+            try:
+                if dropped:
+                    self.index.remove(dropped)
+                if fresh:
+                    self.index.index(fresh)
+            except AgentMemoryError as exc:
+                _log.warning("index %s could not be updated (%s); will retry", self.name, exc)
+                return False
+            ledger.update(self.name, update, missing)
         self.held.update(update)
         for rid, (_, version) in update.items():
             if version is None:
@@ -424,5 +459,4 @@ class Holding:
         for rid in missing:
             self.held.pop(rid, None)
             self._unindexed.discard(rid)
-        ledger.update(self.name, update, missing)
         return True

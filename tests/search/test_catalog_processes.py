@@ -1,0 +1,89 @@
+"""Index and ledger change together for other processes (search/holdings.py ``Holding.exclusive``).
+
+A write updates an index, then its ledger rows. A process that opened the index between the
+two once saw the index ahead of the ledger, took the gap for damage and forgot every ledger
+row: other writers' records stayed in the index but vanished from the ledger, and the Home
+ended "dirty" (tests/reliability/test_concurrency.py, one run in three). Here the gap is held
+open on purpose while another process opens the same indexes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.search.catalog import IndexCatalog
+from agent_memory.search.holdings import Ledger
+from agent_memory.search.recipes import SearchSettings
+from agent_memory.stores.sqlite import SQLiteStore
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+OPENER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from agent_memory.search.catalog import IndexCatalog
+    from agent_memory.search.recipes import SearchSettings
+    from agent_memory.stores.sqlite import SQLiteStore
+
+    folder = Path(sys.argv[1])
+    with SQLiteStore(folder / "memory.sqlite") as store:
+        IndexCatalog.for_home(folder / "cache", store, search=SearchSettings(("bm25",))).close()
+    """
+)
+
+
+def note(text: str) -> MemoryRecord:
+    return MemoryRecord.create(
+        type="fact", body=text, provenance=Provenance(kind="test", ref="test:processes"), created_at=T0
+    )
+
+
+def open_catalog(folder: Path, store: SQLiteStore) -> IndexCatalog:
+    return IndexCatalog.for_home(folder / "cache", store, search=SearchSettings(("bm25",)))
+
+
+def test_a_process_opening_the_index_mid_write_leaves_the_ledger_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    catalog = open_catalog(tmp_path, store)
+    first = [note(f"Earlier note {i} about the staging host.") for i in range(5)]
+    store.put_many(first)
+    catalog.refresh()
+    opener: list[subprocess.Popen[str]] = []
+    update = Ledger.update
+
+    def open_elsewhere_in_the_gap(self: Ledger, *args: object, **kwargs: object) -> None:
+        # The index already holds the new record; its ledger row is not written yet.
+        opener.append(
+            subprocess.Popen([sys.executable, "-c", OPENER, str(tmp_path)], stderr=subprocess.PIPE, text=True)
+        )
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            opener[0].wait(timeout=1.5)  # with the lock it cannot finish until this write is done
+        update(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    late = note("A late note about the backup window.")
+    store.put(late)
+    monkeypatch.setattr(Ledger, "update", open_elsewhere_in_the_gap)
+    catalog.written([late])
+    monkeypatch.undo()
+    _, err = opener[0].communicate(timeout=60)
+    assert opener[0].returncode == 0, err
+    catalog.close()
+
+    reopened = open_catalog(tmp_path, store)
+    assert Ledger(tmp_path / "cache" / "indexes" / "state.sqlite").load("bm25").keys() == {
+        r.id for r in [*first, late]
+    }
+    [entry] = reopened.status()
+    assert (entry["indexed"], entry["records"], entry["stale"], entry["dirty"]) == (6, 6, 0, False)
+    reopened.close()
+    store.close()
