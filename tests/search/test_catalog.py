@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from search_kit import ScriptedEmbedder, file_store, ids, record
 
 from agent_memory.errors import ConfigError, StoreError
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search import embedders
 from agent_memory.search.base import inputs_digest, version_digest
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
-from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.holdings import unavailable
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSettings
@@ -24,9 +23,9 @@ from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 
 if TYPE_CHECKING:
-    from agent_memory.search.base import Vectors
+    pass
 
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
 TEXTS = [
     "The staging host is db-2 in Frankfurt.",
     "Ada drinks green tea every morning.",
@@ -59,21 +58,9 @@ OPENAI = RecipeSpec(
 )
 
 
-def record(text: str, minutes: int = 0) -> MemoryRecord:
-    return MemoryRecord.create(
-        type="fact",
-        body=text,
-        provenance=Provenance(kind="test", ref="test:catalog"),
-        created_at=T0 + timedelta(minutes=minutes),
-    )
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> FileStore:
-    made = FileStore(tmp_path / "notes")
-    for i, text in enumerate(TEXTS):
-        made.put(record(text, i))
-    return made
+    return file_store(tmp_path / "notes", TEXTS)
 
 
 def home_catalog(
@@ -81,10 +68,6 @@ def home_catalog(
 ) -> IndexCatalog:
     search = SearchSettings(tuple(recipes) or None, tuple(defined))
     return IndexCatalog.for_home(tmp_path / ".cache", store, search=search)
-
-
-def ids(hits: Sequence[Any]) -> list[str]:
-    return [hit.record_id for hit in hits]
 
 
 def test_each_index_has_its_folder_with_recipe_and_inputs(tmp_path: Path, store: FileStore) -> None:
@@ -311,25 +294,10 @@ def test_status_counts_records_another_writer_added(tmp_path: Path, store: FileS
     catalog.close()
 
 
-class FlakyEmbedder:
-    """Hash vectors, except that it fails while ``down`` is set (an embedding server that went away)."""
-
-    name = "flaky"
-    version = "1"
-    dimensions = 64
-
-    def __init__(self) -> None:
-        self.down = False
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        if self.down:
-            raise EmbeddingError("connection refused", path="http://localhost:9")
-        return HashEmbedder(64).embed(texts)
-
-
 def test_an_index_that_cannot_be_updated_is_retried_and_the_write_stands() -> None:
     store = InMemoryStore()
-    embedder = FlakyEmbedder()
+    embedder = ScriptedEmbedder()
+    embedder.loaded = True  # a warm model: a write embeds at once
     catalog = IndexCatalog(store, {"bm25": FtsIndex(":memory:"), "v": VectorIndex(":memory:", embedder)})
     first = record("Quarterly report is due in April.")
     store.put(first)
@@ -351,7 +319,8 @@ def test_a_hybrid_whose_vector_part_fails_still_answers_with_its_other_parts(
     store = InMemoryStore()
     for i, text in enumerate(TEXTS):
         store.put(record(text, i))
-    embedder = FlakyEmbedder()
+    embedder = ScriptedEmbedder()
+    embedder.loaded = True  # a warm model: a write embeds at once
     catalog = IndexCatalog(store)
     flaky = RecipeSpec("v", "vector", {"embedder": "hash", "dimensions": 64})
     both = RecipeSpec(

@@ -11,15 +11,15 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from search_kit import ids, record
 
 from agent_memory.connect import connect
 from agent_memory.memory import Memory
-from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.recipes import SearchSettings
@@ -29,7 +29,6 @@ from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
 from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
-T0 = datetime(2026, 6, 1, tzinfo=UTC)
 TEXTS = [
     "The staging host is db-2 in Frankfurt.",
     "Ada drinks green tea every morning.",
@@ -76,19 +75,6 @@ class CountingStore:
         self.polls += 1
         result: Changes = self.inner.changes_since(mark)
         return result
-
-
-def record(text: str, minutes: int = 0) -> MemoryRecord:
-    return MemoryRecord.create(
-        type="fact",
-        body=text,
-        provenance=Provenance(kind="test", ref="test:catalog-changes"),
-        created_at=T0 + timedelta(minutes=minutes),
-    )
-
-
-def ids(hits: Iterable[Any]) -> list[str]:
-    return [hit.record_id for hit in hits]
 
 
 @pytest.fixture

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from search_kit import ScriptedEmbedder, file_store, ids, record
 
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import FULL_CHECK_SECONDS, IndexCatalog
-from agent_memory.search.embedders import HashEmbedder
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSettings
 from agent_memory.search.vectors import VectorIndex
@@ -19,9 +16,9 @@ from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 
 if TYPE_CHECKING:
-    from agent_memory.search.base import Vectors
+    pass
 
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
 TEXTS = [
     "The staging host is db-2 in Frankfurt.",
     "Ada drinks green tea every morning.",
@@ -33,46 +30,13 @@ BOTH = RecipeSpec(
 )
 
 
-class ColdEmbedder:
-    """Hash vectors behind a model that "loads" on the first embed, as MiniLM's does; counts texts."""
-
-    name = "cold"
-    version = "1"
-    dimensions = 64
-
-    def __init__(self) -> None:
-        self.loaded = False
-        self.embedded: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.loaded = True
-        self.embedded.extend(texts)
-        return HashEmbedder(64).embed(texts)
-
-
-def record(text: str, minutes: int = 0) -> MemoryRecord:
-    return MemoryRecord.create(
-        type="fact",
-        body=text,
-        provenance=Provenance(kind="test", ref="test:deferred"),
-        created_at=T0 + timedelta(minutes=minutes),
-    )
-
-
-def ids(hits: Sequence[object]) -> list[str]:
-    return [hit.record_id for hit in hits]  # type: ignore[attr-defined]
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> FileStore:
-    made = FileStore(tmp_path / "notes")
-    for i, text in enumerate(TEXTS):
-        made.put(record(text, i))
-    return made
+    return file_store(tmp_path / "notes", TEXTS)
 
 
 def home_catalog(
-    tmp_path: Path, store: FileStore, embedder: ColdEmbedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, store: FileStore, embedder: ScriptedEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> IndexCatalog:
     monkeypatch.setattr("agent_memory.search.holdings.make_embedder", lambda spec: embedder)
     catalog = IndexCatalog.for_home(tmp_path / ".cache", store, search=SearchSettings(("both",), (BOTH,)))
@@ -84,7 +48,7 @@ def home_catalog(
 def test_a_write_leaves_a_cold_vector_index_alone_and_the_next_query_embeds_it(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder = ColdEmbedder()
+    embedder = ScriptedEmbedder()
     catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
     fresh = record("Lunch is at noon in the canteen.", 9)
     store.put(fresh)
@@ -100,7 +64,7 @@ def test_a_write_leaves_a_cold_vector_index_alone_and_the_next_query_embeds_it(
 def test_once_the_model_is_loaded_a_write_is_embedded_at_once(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder = ColdEmbedder()
+    embedder = ScriptedEmbedder()
     catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
     catalog.refresh()
     assert embedder.loaded
@@ -116,7 +80,7 @@ def test_a_deferred_write_is_indexed_by_a_refresh_even_while_the_signal_is_quiet
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [0.0]
-    embedder = ColdEmbedder()
+    embedder = ScriptedEmbedder()
     monkeypatch.setattr("agent_memory.search.holdings.make_embedder", lambda spec: embedder)
     search = SearchSettings(("both",), (BOTH,))
     catalog = IndexCatalog.for_home(tmp_path / ".cache", store, search=search, clock=lambda: now[0])
@@ -137,17 +101,17 @@ def test_a_deferred_write_is_indexed_by_a_refresh_even_while_the_signal_is_quiet
 def test_another_process_finds_a_deferred_write_by_its_vectors(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = home_catalog(tmp_path, store, ColdEmbedder(), monkeypatch)
+    first = home_catalog(tmp_path, store, ScriptedEmbedder(), monkeypatch)
     first.refresh()
     first.close()
-    cold = ColdEmbedder()
+    cold = ScriptedEmbedder()
     second = home_catalog(tmp_path, store, cold, monkeypatch)  # a later CLI process
     later = record("The canteen closes at three on Fridays.", 10)
     store.put(later)
     second.written([later])
     second.close()  # exits without a query: nothing embedded
     assert cold.embedded == []
-    third = home_catalog(tmp_path, store, ColdEmbedder(), monkeypatch)
+    third = home_catalog(tmp_path, store, ScriptedEmbedder(), monkeypatch)
     third.refresh()
     assert ids(third.query("canteen closes Fridays", recipes=["v"])[0])[:1] == [later.id]
     third.close()
@@ -155,7 +119,7 @@ def test_another_process_finds_a_deferred_write_by_its_vectors(
 
 def test_an_erased_deferred_record_is_never_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     store = InMemoryStore()
-    embedder = ColdEmbedder()
+    embedder = ScriptedEmbedder()
     catalog = IndexCatalog(store, {"bm25": FtsIndex(":memory:"), "v": VectorIndex(":memory:", embedder)})
     gone = record("Quarterly report is due in April.")
     store.put(gone)

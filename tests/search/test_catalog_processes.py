@@ -13,18 +13,16 @@ import contextlib
 import subprocess
 import sys
 import textwrap
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from search_kit import record
 
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.holdings import Ledger
 from agent_memory.search.recipes import SearchSettings
 from agent_memory.stores.sqlite import SQLiteStore
 
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
 OPENER = textwrap.dedent(
     """
     import sys
@@ -40,12 +38,6 @@ OPENER = textwrap.dedent(
 )
 
 
-def note(text: str) -> MemoryRecord:
-    return MemoryRecord.create(
-        type="fact", body=text, provenance=Provenance(kind="test", ref="test:processes"), created_at=T0
-    )
-
-
 def open_catalog(folder: Path, store: SQLiteStore) -> IndexCatalog:
     return IndexCatalog.for_home(folder / "cache", store, search=SearchSettings(("bm25",)))
 
@@ -55,7 +47,7 @@ def test_a_process_opening_the_index_mid_write_leaves_the_ledger_whole(
 ) -> None:
     store = SQLiteStore(tmp_path / "memory.sqlite")
     catalog = open_catalog(tmp_path, store)
-    first = [note(f"Earlier note {i} about the staging host.") for i in range(5)]
+    first = [record(f"Earlier note {i} about the staging host.") for i in range(5)]
     store.put_many(first)
     catalog.refresh()
     opener: list[subprocess.Popen[str]] = []
@@ -70,7 +62,7 @@ def test_a_process_opening_the_index_mid_write_leaves_the_ledger_whole(
             opener[0].wait(timeout=1.5)  # with the lock it cannot finish until this write is done
         update(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    late = note("A late note about the backup window.")
+    late = record("A late note about the backup window.")
     store.put(late)
     monkeypatch.setattr(Ledger, "update", open_elsewhere_in_the_gap)
     catalog.written([late])

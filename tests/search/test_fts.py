@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from search_kit import record
 
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex, QueryMode
 from agent_memory.search.fts_query import (
     STOPWORDS,
@@ -23,11 +23,6 @@ from agent_memory.search.fts_query import (
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def record(body: str, *, at: datetime = T0, tags: tuple[str, ...] = ()) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=at, tags=tags)
 
 
 @pytest.fixture

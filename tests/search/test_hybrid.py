@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from search_kit import record
 
-from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, IndexInputs, Recipe, SearchIndex
 from agent_memory.search.fts import FtsIndex
 from agent_memory.search.hybrid import CANDIDATES, MINMAX_FLOOR, HybridIndex, fuse
@@ -28,11 +29,6 @@ def hits(*pairs: tuple[str, float]) -> list[Hit]:
 
 def ranking(*ids: str) -> list[Hit]:
     return [Hit(record_id, 1.0 / (n + 1)) for n, record_id in enumerate(ids)]
-
-
-def record(body: str, *, at: datetime = T0) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=at)
 
 
 # ---------------------------------------------------------------------- fusion arithmetic

@@ -12,23 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
+from search_kit import ids, record
 
-from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.search.base import Hit, SearchIndex, inputs_digest, version_digest
+from agent_memory.search.base import SearchIndex, inputs_digest, version_digest
 
 if TYPE_CHECKING:  # conftest modules are all named conftest at runtime; the type is for readers
     from conftest import Adapter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def record(body: str, *, at: datetime = T0, tags: tuple[str, ...] = ()) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=at, tags=tags)
-
-
-def ids(hits: list[Hit]) -> list[str]:
-    return [hit.record_id for hit in hits]
 
 
 NOTES = [

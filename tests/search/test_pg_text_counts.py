@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 from psycopg import sql
+from search_kit import ids, record
 
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import Hit
 from agent_memory.search.fts_query import STOPWORDS, Term, content_terms, or_terms
 from agent_memory.search.postgres import PgTextIndex
@@ -30,15 +30,6 @@ from pg import PgSchema, PostgresCluster, shared_cluster
 from pg_indexes import drop_schema
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def record(body: str) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=T0)
-
-
-def ids(hits: list[Hit]) -> list[str]:
-    return [hit.record_id for hit in hits]
 
 
 @pytest.fixture

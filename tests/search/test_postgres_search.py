@@ -17,12 +17,13 @@ import numpy as np
 import psycopg
 import pytest
 from psycopg import sql
+from search_kit import ids, record
 from test_index_contract import NASTY
 
 from agent_memory.errors import StoreError
-from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.record import MemoryRecord
 from agent_memory.search import postgres
-from agent_memory.search.base import Hit, document_text
+from agent_memory.search.base import document_text
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder, normalise_rows
 from agent_memory.search.postgres import PgTextIndex, PgVectorIndex
 from agent_memory.search.postgres_text import (
@@ -40,15 +41,6 @@ if TYPE_CHECKING:
     from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def record(body: str, *, tags: tuple[str, ...] = ()) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=T0, tags=tags)
-
-
-def ids(hits: list[Hit]) -> list[str]:
-    return [hit.record_id for hit in hits]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from search_kit import record
 
-from agent_memory.records.record import MemoryRecord, Provenance
 from agent_memory.search.base import SearchIndex, inputs_digest, version_digest
 from agent_memory.search.embedders import EmbeddingError, HashEmbedder
 from agent_memory.search.vectors import VectorIndex, text_hash
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from agent_memory.search.base import Vectors
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def record(body: str, *, at: datetime = T0, tags: tuple[str, ...] = ()) -> MemoryRecord:
-    provenance = Provenance(kind="conversation", ref="archive/2026-01-01.md#mem-2026-01-01-001")
-    return MemoryRecord.create(type="fact", body=body, provenance=provenance, created_at=at, tags=tags)
 
 
 class CountingEmbedder:
