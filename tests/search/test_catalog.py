@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from search_kit import ScriptedEmbedder, file_store, ids, record
@@ -21,10 +21,6 @@ from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSetti
 from agent_memory.search.vectors import VectorIndex
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
-
-if TYPE_CHECKING:
-    pass
-
 
 TEXTS = [
     "The staging host is db-2 in Frankfurt.",

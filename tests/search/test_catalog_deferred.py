@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 from search_kit import ScriptedEmbedder, file_store, ids, record
@@ -14,10 +13,6 @@ from agent_memory.search.recipes import BUILTIN_RECIPES, RecipeSpec, SearchSetti
 from agent_memory.search.vectors import VectorIndex
 from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
-
-if TYPE_CHECKING:
-    pass
-
 
 TEXTS = [
     "The staging host is db-2 in Frankfurt.",
