@@ -458,16 +458,11 @@ class Home:
         Raises:
             ConfigError: git failed.
         """
-        git = shutil.which("git")
-        if git is None:
-            return [], []
-        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", ".", ":(exclude)notes")
         stage: list[str] = []
         left: list[str] = []
         # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
         start = None if since is None else since - _CLOCK_SLACK
-        for entry in filter(None, out.split("\0")):
-            rel = entry[3:]
+        for rel in self._changed(".", ":(exclude)notes"):
             try:
                 changed = (self.root / rel).lstat().st_mtime
             except FileNotFoundError:
@@ -493,14 +488,9 @@ class Home:
         Raises:
             ConfigError: git failed.
         """
-        git = shutil.which("git")
-        if git is None:
-            return [], []
-        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", "notes")
         stage: list[str] = []
         left: list[str] = []
-        for entry in filter(None, out.split("\0")):
-            rel = entry[3:]
+        for rel in self._changed("notes"):
             target = self.root / rel
             versioned = _VERSION_FILE.match(rel) is not None
             if not target.exists():
@@ -510,6 +500,18 @@ class Home:
             else:
                 left.append(rel)
         return stage, left
+
+    def _changed(self, *pathspec: str) -> list[str]:
+        """Return the paths git reports changed, added or removed under ``pathspec`` (none without git).
+
+        Raises:
+            ConfigError: git failed.
+        """
+        git = shutil.which("git")
+        if git is None:
+            return []
+        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", *pathspec)
+        return [entry[3:] for entry in filter(None, out.split("\0"))]
 
 
 def commit_message(log: OperationLog, *, since_seq: int) -> str:

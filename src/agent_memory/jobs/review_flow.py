@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -226,16 +227,10 @@ class ProposalReview:
             ConfigError: git fails reading a maintenance branch.
             ProposalError: A proposal file is unreadable.
         """
-        stamp = self.writer.clock(now)
-        self.writer.actors.require(self.writer.actor, "approve", action="accept maintenance proposals")
-        outcome = Outcome()
-        with self.writer.writing():
+        with self._deciding(ids, everything=everything, verb="accept", now=now) as (stamp, outcome, chosen):
             view = self.gate.view()  # accept writes no control: one reading of them serves the call
             book = self.book
-            for proposal_id, pending in self._select(ids, everything=everything):
-                if pending is None:
-                    outcome.refused.append((proposal_id, self._unknown(proposal_id)))
-                    continue
+            for proposal_id, pending in chosen:
                 try:
                     planned = revalidate(self.writer.store, pending, now=stamp)
                     self.writer.admit(planned, path=self._file_of(pending))  # the gate, before signing
@@ -285,14 +280,8 @@ class ProposalReview:
             ConfigError: git fails reading a maintenance branch.
             ProposalError: A proposal file is unreadable.
         """
-        stamp = self.writer.clock(now)
-        self.writer.actors.require(self.writer.actor, "approve", action="decline maintenance proposals")
-        outcome = Outcome()
-        with self.writer.writing():
-            for proposal_id, pending in self._select(ids, everything=everything):
-                if pending is None:
-                    outcome.refused.append((proposal_id, self._unknown(proposal_id)))
-                    continue
+        with self._deciding(ids, everything=everything, verb="decline", now=now) as (stamp, outcome, chosen):
+            for proposal_id, pending in chosen:
                 step = _verdict(DECLINED, pending, reason=reason)
                 self.writer.log.append(
                     step.action,
@@ -381,11 +370,27 @@ class ProposalReview:
                 found.setdefault(proposal_id, pending)
         return dict(sorted(found.items()))
 
-    def _select(self, ids: Iterable[str], *, everything: bool) -> list[tuple[str, PendingProposal | None]]:
-        pending = {p.id: p for p in self.pending()}
-        if everything:
-            return sorted(pending.items())
-        return [(i, pending.get(i)) for i in dict.fromkeys(ids)]
+    @contextmanager
+    def _deciding(
+        self, ids: Iterable[str], *, everything: bool, verb: str, now: datetime | None
+    ) -> Iterator[tuple[datetime, Outcome, list[tuple[str, PendingProposal]]]]:
+        """Check the ``approve`` grant, hold the writer lock, and yield (stamp, outcome, proposals to decide).
+
+        Ids that are unknown or already decided go to the outcome's ``refused`` first.
+
+        Raises:
+            AuthorityError: The actor lacks the ``approve`` grant.
+        """
+        stamp = self.writer.clock(now)
+        self.writer.actors.require(self.writer.actor, "approve", action=f"{verb} maintenance proposals")
+        outcome = Outcome()
+        with self.writer.writing():
+            pending = {p.id: p for p in self.pending()}
+            wanted = sorted(pending) if everything else list(dict.fromkeys(ids))
+            for proposal_id in wanted:
+                if proposal_id not in pending:
+                    outcome.refused.append((proposal_id, self._unknown(proposal_id)))
+            yield stamp, outcome, [(i, pending[i]) for i in wanted if i in pending]
 
     def _unknown(self, proposal_id: str) -> str:
         if proposal_id in verdicts_in(self.writer.log):

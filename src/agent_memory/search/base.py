@@ -26,6 +26,7 @@ __all__ = [
     "Recipe",
     "SearchIndex",
     "document_text",
+    "embedder_cold",
     "inputs_digest",
     "version_digest",
 ]
@@ -160,3 +161,14 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return an array of shape ``(len(texts), dimensions)``, float32, rows L2-normalised (or zero)."""
         ...
+
+
+def embedder_cold(embedder: Embedder) -> bool:
+    """Return whether embedding now would first load ``embedder``'s model in this process.
+
+    True for a :class:`~agent_memory.search.embedders.MiniLMEmbedder` not yet loaded (about
+    0.3 s): the catalog then leaves new versions to the next query, which loads the model
+    anyway (:mod:`agent_memory.search.freshness`, "Deferred"). An embedder without a
+    ``loaded`` attribute (hash, an endpoint) is never cold.
+    """
+    return not getattr(embedder, "loaded", True)

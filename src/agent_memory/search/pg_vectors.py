@@ -31,7 +31,7 @@ import numpy as np
 
 from agent_memory.errors import StoreError
 from agent_memory.records.record import MemoryRecord
-from agent_memory.search.base import Embedder, Hit, Recipe, document_text, version_digest
+from agent_memory.search.base import Embedder, Hit, Recipe, document_text, embedder_cold, version_digest
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.pg_base import PgIndexBase
 from agent_memory.search.vectors import text_hash
@@ -155,14 +155,8 @@ class PgVectorIndex(PgIndexBase):
 
     @property
     def cold(self) -> bool:
-        """Whether indexing now would first load the embedder's model in this process.
-
-        True for a :class:`~agent_memory.search.embedders.MiniLMEmbedder` not yet loaded
-        (about 0.3 s); the catalog then leaves new versions to the next query, which loads
-        the model anyway (:mod:`agent_memory.search.freshness`, "Deferred"). An embedder
-        without a ``loaded`` attribute (hash, an endpoint) is never cold.
-        """
-        return not getattr(self.embedder, "loaded", True)
+        """Whether indexing now would first load the embedder's model (:func:`.base.embedder_cold`)."""
+        return embedder_cold(self.embedder)
 
     # ------------------------------------------------------------------ the port
 

@@ -53,6 +53,7 @@ from agent_memory.search.base import (
     IndexInputs,
     Recipe,
     document_text,
+    embedder_cold,
     inputs_digest,
     version_digest,
 )
@@ -183,14 +184,8 @@ class VectorIndex(SharedConnection):
 
     @property
     def cold(self) -> bool:
-        """Whether indexing now would first load the embedder's model in this process.
-
-        True for a :class:`~agent_memory.search.embedders.MiniLMEmbedder` not yet loaded
-        (about 0.3 s); the catalog then leaves new versions to the next query, which loads
-        the model anyway (:mod:`agent_memory.search.freshness`, "Deferred"). An embedder
-        without a ``loaded`` attribute (hash, an endpoint) is never cold.
-        """
-        return not getattr(self.embedder, "loaded", True)
+        """Whether indexing now would first load the embedder's model (:func:`.base.embedder_cold`)."""
+        return embedder_cold(self.embedder)
 
     # ------------------------------------------------------------------ the port
 
