@@ -271,3 +271,18 @@ def test_sync_of_a_sound_home_has_nothing_to_do(cli: Cli, home: Path) -> None:
     result = cli("sync", "--home", "home")  # relative to the working folder
     assert result.returncode == 0 and result.stdout == ""
     assert "nothing to sync" in result.stderr
+
+
+def test_archive_retires_a_record_says_so_in_json_and_refuses_twice(cli: Cli) -> None:
+    home = cli.home()
+    record_id = cli.ok(
+        "remember", "The old wiki lives at wiki.example.", "--source", "t", "--home", str(home)
+    )
+    record_id = record_id.strip()
+    out = cli.ok("archive", record_id, "--reason", "moved to the handbook", "--home", str(home), "--json")
+    assert json.loads(out) == {"records": [{"record_id": record_id, "state": "archived"}]}
+    assert latest(home)[record_id].state_reason == "moved to the handbook"
+    before = snapshot(home / "notes")
+    again = cli("archive", record_id, "--reason", "twice", "--home", str(home))
+    assert again.returncode == 3 and record_id in again.stderr
+    assert snapshot(home / "notes") == before

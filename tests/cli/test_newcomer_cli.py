@@ -106,3 +106,26 @@ def test_recall_says_how_many_notes_it_could_not_read_and_render_writes_the_rest
     assert broken in rendered.stderr
     assert "Deploy with make ship on Fridays." in (home / "MEMORY.md").read_text(encoding="utf-8")
     assert broken in cli("doctor", *h).stdout
+
+
+def test_usage_mistakes_exit_2_and_write_nothing(cli: Cli) -> None:
+    home, h = _home(cli)
+    before = sorted(p.name for p in (home / "notes").iterdir())
+    stateless = cli("remember", "Staging runs on db-3.", "--kind", "state", *h)
+    assert stateless.returncode == 2 and "--kind state needs --subject KEY" in stateless.stderr
+    for flag in ("--budget", "--k"):
+        zero = cli("recall", "staging", flag, "0", *h)
+        assert zero.returncode == 2 and f"Invalid value for '{flag}'" in zero.stderr
+    assert sorted(p.name for p in (home / "notes").iterdir()) == before
+
+
+def test_under_json_an_error_is_one_json_object_on_stderr(cli: Cli) -> None:
+    _, h = _home(cli)
+    missing = cli("show", "mem:" + "0" * 32, *h, "--json")
+    assert missing.returncode == 3 and missing.stdout == ""
+    error = json.loads(missing.stderr)
+    assert error["exit"] == 3 and error["record_id"] == "mem:" + "0" * 32 and "error" in error
+    usage = cli("recall", "staging", "--k", "0", *h, "--json")
+    assert usage.returncode == 2 and json.loads(usage.stderr)["exit"] == 2
+    plain = cli("show", "mem:" + "0" * 32, *h)
+    assert plain.stderr.startswith("agent-memory: error: ")

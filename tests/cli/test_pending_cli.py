@@ -51,7 +51,10 @@ def test_a_pending_record_is_shown_marked_and_accepted_once_the_dispute_is_resol
     assert early.returncode == 1 and "still disputed" in early.stdout and "resolve" in early.stdout
     assert snapshot(home) == before
 
-    cli.ok("resolve", first, rival, "--reason", "checked the host", "--home", str(home))
+    settled = cli.ok("resolve", first, rival, "--reason", "checked the host", "--home", str(home), "--json")
+    assert json.loads(settled) == {
+        "records": [{"record_id": first, "state": "active"}, {"record_id": rival, "state": "superseded"}]
+    }
     out = cli.ok("accept", held, "--home", str(home), "--json")
     assert json.loads(out) == {"done": [held], "refused": [], "written": [held, first]}
     assert _pending_ids(cli, home) == [other]

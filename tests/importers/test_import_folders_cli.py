@@ -36,6 +36,14 @@ def test_importing_notes_twice_adds_nothing_and_names_the_skipped_files(tmp_path
     assert "skipped photo.md: a binary file" in again.stderr
 
 
+def test_a_binary_file_given_by_name_takes_nothing_in_and_says_so_in_the_exit_status(tmp_path: Path) -> None:
+    (tmp_path / "photo.md").write_bytes(b"\x89PNG\x00\x00")
+    make_home(tmp_path)
+    done = run(tmp_path, "import", "--home", "h", "--from", "markdown", "photo.md")
+    assert done.returncode == 1, done.stderr  # nothing was written (docs/cli.md)
+    assert "read 0, added 0" in done.stdout and "a binary file" in done.stderr
+
+
 def test_a_malformed_file_fails_the_command_and_the_other_files_still_import(tmp_path: Path) -> None:
     workspace = write_tree(tmp_path / "ws", {**OPENCLAW, "memory/2026-02-30.md": "- lost\n"})
     make_home(tmp_path)

@@ -17,6 +17,7 @@ listed); 1 nothing was written.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -244,45 +245,67 @@ _EXTRAS = {
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; turn every ``AgentMemoryError`` into a one-line message and exit status 3."""
+    """Run the CLI; turn every ``AgentMemoryError`` into a one-line message and exit status 3.
+
+    With ``--json`` among the arguments an error is one JSON object on stderr instead:
+    ``{"error": message, "exit": status, "hint"?, "path"?, "record_id"?, "field"?}``, so a
+    program driving the CLI reads failures as it reads results (issue 24).
+    """
     from agent_memory.errors import AgentMemoryError
 
+    args = sys.argv[1:] if argv is None else argv
+    fail = _Failure(as_json="--json" in args[: args.index("--") if "--" in args else len(args)])
     try:
         # Outside standalone mode click returns the code of a ``click.exceptions.Exit``.
         result = cli.main(args=argv, prog_name="agent-memory", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else EXIT_ERROR)
+        if not fail.as_json:
+            exc.show()
+            sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else EXIT_ERROR)
+        fail(exc.format_message(), EXIT_USAGE if isinstance(exc, click.UsageError) else EXIT_ERROR)
     except click.exceptions.Abort:
-        click.echo("agent-memory: aborted", err=True)
-        sys.exit(EXIT_ERROR)
+        fail("aborted")
     except AgentMemoryError as exc:
-        click.echo(f"agent-memory: error: {exc}", err=True)
-        if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
-        sys.exit(EXIT_ERROR)
+        fail(str(exc), hint=exc.hint, path=exc.path, record_id=exc.record_id, field=exc.field)
     except ImportError as exc:
         # An optional dependency that is not installed: say which extra brings it.
         cause = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
         extra = _EXTRAS.get((cause.name or exc.name or "").partition(".")[0])
         if extra is None:
             raise  # a fault of agent-memory itself: keep the traceback
-        click.echo(f"agent-memory: error: {exc}", err=True)
-        click.echo(f"hint: pip install 'agent-memory[{extra}]'", err=True)
-        sys.exit(EXIT_ERROR)
+        fail(str(exc), hint=f"pip install 'agent-memory[{extra}]'")
     except OSError as exc:
         # A file system refusal outside our own checks (a path under /proc, a file for a folder).
         where = f": {exc.filename}" if exc.filename else ""
-        click.echo(f"agent-memory: error: {exc.strerror or exc}{where}", err=True)
-        sys.exit(EXIT_ERROR)
+        fail(f"{exc.strerror or exc}{where}", path=str(exc.filename) if exc.filename else None)
     except Exception as exc:
         # sqlite3 is imported by the commands that use it, never at start-up.
         sqlite3 = sys.modules.get("sqlite3")
         if sqlite3 is None or not isinstance(exc, sqlite3.Error):
             raise
-        click.echo(f"agent-memory: error: SQLite: {exc}", err=True)
-        click.echo("hint: is the path a database of agent-memory's?", err=True)
-        sys.exit(EXIT_ERROR)
+        fail(f"SQLite: {exc}", hint="is the path a database of agent-memory's?")
     sys.exit(result if isinstance(result, int) else EXIT_OK)
+
+
+class _Failure:
+    """Report a failure on stderr (``agent-memory: error: …``, ``hint: …``; or one JSON object), then exit."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def __call__(
+        self, message: str, status: int = EXIT_ERROR, *, hint: str | None = None, **where: str | None
+    ) -> NoReturn:
+        if self.as_json:
+            import json
+
+            found = {key: value for key, value in where.items() if value}
+            error = {"error": message, "exit": status, **({"hint": hint} if hint else {}), **found}
+            click.echo(json.dumps(error, ensure_ascii=False), err=True)
+        else:
+            click.echo(f"agent-memory: error: {message}", err=True)
+            if hint:
+                click.echo(f"hint: {hint}", err=True)
+        sys.exit(status)

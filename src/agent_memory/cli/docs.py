@@ -39,8 +39,11 @@ def render() -> str:
         "Exit status: 0 success; 1 a check found problems (`verify`, `doctor`, `sync`); 2 a usage error; "
         "3 the operation could not be done. `import`: 0 everything taken in; 4 done with exceptions "
         "(some items refused or cleaned, each listed); 1 nothing was written (see docs/gate.md). "
-        "Every command takes `--home PATH` (default "
-        "`$AGENT_MEMORY_HOME`, else `./memory`).\n",
+        "Every command but `verify` (which checks the files it is given) takes `--home PATH` (default "
+        "`$AGENT_MEMORY_HOME`, else `./memory`). Every command that reads or writes records takes "
+        "`--json` (`log --json` prints one object per line); under `--json` an error is one JSON object "
+        'on stderr, `{"error", "exit", "hint"?, "path"?, "record_id"?, "field"?}`. '
+        "`demo`, `init-key`, `schedule`, `serve` and `ui` print for people.\n",
         _page("agent-memory", cli.get_help(root)),
     ]
     for name in cli.list_commands(root):

@@ -12,6 +12,7 @@ from agent_memory.records.fields import screen_plain
 
 if TYPE_CHECKING:
     from agent_memory.memory import Memory
+    from agent_memory.records.record import MemoryRecord
 
 _KINDS = click.Choice(["state", "knowledge"])
 
@@ -105,6 +106,8 @@ def remember(
     characters (other than tabs and line breaks) in TEXT, --subject, --tag or --source are
     refused, naming the field; nothing is written.
     """
+    if kind == "state" and not subject:
+        raise click.UsageError("--kind state needs --subject KEY (the one current value is per subject)")
     screen_plain(text=text, subject=subject, tags=tags, source=source)
     with _open(home) as memory:
         result = memory.remember(
@@ -146,7 +149,12 @@ def _words(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.command()
 @click.argument("query", callback=_words)
 @click.option(
-    "--budget", "budget", type=int, default=2000, show_default=True, help="Token budget (4 chars/token)."
+    "--budget",
+    "budget",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Token budget (4 chars/token).",
 )
 @click.option("--k", "k", type=click.IntRange(min=1), default=None, help="At most this many records.")
 @click.option("--include-history", is_flag=True, help="Also show superseded predecessors.")
@@ -249,22 +257,41 @@ def supersede(
 @click.argument("loser_id")
 @click.option("--reason", required=True, help="Why the winner is right.")
 @home_option
-def resolve(winner_id: str, loser_id: str, reason: str, home: str | None) -> None:
-    """Settle a dispute: WINNER_ID returns to active, LOSER_ID is superseded by it."""
+@json_option
+def resolve(winner_id: str, loser_id: str, reason: str, home: str | None, as_json: bool) -> None:
+    """Settle a dispute: WINNER_ID returns to active, LOSER_ID is superseded by it.
+
+    ``--json`` prints ``{"records": [{"record_id", "state"}, …]}``, winner first.
+    """
     with _open(home) as memory:
-        memory.resolve(winner_id, loser_id, reason)
-    click.echo(f"resolved: {winner_id} active, {loser_id} superseded")
+        versions = memory.resolve(winner_id, loser_id, reason)
+    if as_json:
+        echo_json({"records": [_moved(v) for v in versions]})
+    else:
+        click.echo(f"resolved: {winner_id} active, {loser_id} superseded")
 
 
 @click.command(name="archive")
 @click.argument("record_id")
 @click.option("--reason", required=True, help="Why it is retired.")
 @home_option
-def archive_(record_id: str, reason: str, home: str | None) -> None:
-    """Retire RECORD_ID (terminal; the content is kept, recall shows it only with --include-archived)."""
+@json_option
+def archive_(record_id: str, reason: str, home: str | None, as_json: bool) -> None:
+    """Retire RECORD_ID (terminal; the content is kept, recall shows it only with --include-archived).
+
+    ``--json`` prints ``{"records": [{"record_id", "state"}]}``.
+    """
     with _open(home) as memory:
-        memory.archive(record_id, reason)
-    click.echo(f"archived {record_id}")
+        retired = memory.archive(record_id, reason)
+    if as_json:
+        echo_json({"records": [_moved(retired)]})
+    else:
+        click.echo(f"archived {record_id}")
+
+
+def _moved(record: MemoryRecord) -> dict[str, object]:
+    """A version a lifecycle command wrote, as its ``--json`` names it."""
+    return {"record_id": record.id, "state": record.state.value}
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -326,7 +326,11 @@ def _import_items(
     if as_json:
         echo_json([report.to_json() for report in reports])
     written = any(report.added or report.present for report in reports)
-    exceptions = any(report.error is not None or report.partial for report in reports)
+    # A named input whose every file was left out (a binary file given by name) took nothing in.
+    exceptions = any(
+        report.error is not None or report.partial or (report.skipped and not report.read)
+        for report in reports
+    )
     raise click.exceptions.Exit(import_status(written=written, exceptions=exceptions))
 
 

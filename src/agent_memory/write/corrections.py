@@ -62,8 +62,13 @@ class Corrections:
     _: KW_ONLY
     secrets: SecretsSettings
 
-    def resolve(self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None) -> None:
+    def resolve(
+        self, winner_id: str, loser_id: str, reason: str, *, now: datetime | None = None
+    ) -> tuple[MemoryRecord, MemoryRecord]:
         """Settle a dispute: the winner returns to active, the loser is superseded by it.
+
+        Returns:
+            The new versions of the winner and the loser.
 
         Raises:
             RecordNotFound: Either id is unknown.
@@ -77,6 +82,7 @@ class Corrections:
             self.writer.write(
                 [won, lost], stamp, action="resolve", details={"reason": reason, "winner": winner_id}
             )
+            return won, lost
 
     def archive(self, record_id: str, reason: str, *, now: datetime | None = None) -> MemoryRecord:
         """Retire a record (terminal; its content is kept). Returns the archived version.
