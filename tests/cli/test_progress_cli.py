@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -86,3 +87,10 @@ def test_render_consolidate_distill_and_import_draw_progress_on_a_terminal_only(
     assert status == 0 and b"importing " in drawn and b"out.json (1 of 1)" in drawn
     status, _, drawn = _with_terminal_stderr(cli, "import", str(exported), "--home", str(other), "--quiet")
     assert b"importing" not in drawn
+    copy = f"notes:{cli.root / 'copy'}"
+    status, _, drawn = _with_terminal_stderr(cli, "migrate", "--to", copy, "--home", str(home))
+    assert status == 0 and b"migrating" in drawn, drawn
+    record_id = json.loads(cli.ok("list", "--home", str(home), "--json"))[0]["id"]
+    erase = ("erase", record_id, "--reason", "asked", "--authority", "test", "--yes", "--home", str(home))
+    status, _, drawn = _with_terminal_stderr(cli, *erase)
+    assert status == 0 and b"erasing" in drawn, drawn

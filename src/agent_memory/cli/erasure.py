@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option, scope_options
+from agent_memory.cli.common import echo_json, home_option, json_option, quiet_option, scope_options
+from agent_memory.cli.progress import progress
 
 __all__ = ["erase", "forget"]
 
@@ -32,6 +33,7 @@ __all__ = ["erase", "forget"]
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @home_option
 @json_option
+@quiet_option
 def erase(
     record_ids: tuple[str, ...],
     reason: str,
@@ -41,6 +43,7 @@ def erase(
     yes: bool,
     home: str | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Erase records irreversibly from every holder and print the receipt (seed 000 §12.3).
 
@@ -67,9 +70,10 @@ def erase(
                 f"Erase {len(record_ids) + len(cascade)} record(s) irreversibly? This cannot be undone",
                 abort=True,
             )
-        receipt = memory.erase(
-            record_ids, reason=reason, authority=authority, cascade=cascade, rewrite_git=rewrite_git
-        )
+        with progress("erasing: tombstones, indexes, views, exports", quiet=quiet or as_json):
+            receipt = memory.erase(
+                record_ids, reason=reason, authority=authority, cascade=cascade, rewrite_git=rewrite_git
+            )
     if as_json:
         echo_json(receipt.to_wire())
         return

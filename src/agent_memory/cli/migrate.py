@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import click
 
-from agent_memory.cli.common import echo_json, home_option, json_option
+from agent_memory.cli.common import echo_json, home_option, json_option, quiet_option
+from agent_memory.cli.progress import progress
 
 __all__ = ["migrate"]
 
@@ -25,7 +26,8 @@ __all__ = ["migrate"]
 )
 @home_option
 @json_option
-def migrate(to_url: str, from_url: str | None, home: str | None, as_json: bool) -> None:
+@quiet_option
+def migrate(to_url: str, from_url: str | None, home: str | None, as_json: bool, quiet: bool) -> None:
     """Copy every version of every record from one store into another, then verify both sides.
 
     \b
@@ -50,7 +52,8 @@ def migrate(to_url: str, from_url: str | None, home: str | None, as_json: bool) 
     from agent_memory.transfer.migrate import migrate_urls
 
     source = from_url or f"home:{resolve_home(home)}"
-    report, logged = migrate_urls(source, to_url)
+    with progress("migrating", quiet=quiet or as_json) as bar:
+        report, logged = migrate_urls(source, to_url, progress=bar)
     if as_json:
         echo_json({**report.to_json(), "logged_in": logged})
         return

@@ -53,6 +53,7 @@ from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
 
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
+    from agent_memory.search.freshness import Progress
 
 __all__ = [
     "DIGEST_PREFIX",
@@ -181,6 +182,7 @@ def migrate(
     actor: str = "cli",
     now: datetime | None = None,
     signers: Collection[str] | None = None,
+    progress: Progress | None = None,
 ) -> MigrationReport:
     """Copy every version of every record of ``source`` into ``target``, then verify both sides.
 
@@ -203,6 +205,8 @@ def migrate(
             key and ``memory.toml [trust]``): every version must then be signed by one of
             them, as the target's verified read path would otherwise refuse it. ``None``: a
             target without a key.
+        progress: Called with (records done, records) as records are copied, then again
+            from zero as they are verified (the CLI's bar).
 
     Returns:
         The filled-in report, with ``verified`` set.
@@ -233,8 +237,8 @@ def migrate(
         apply_carry(carry, target_log, actor=actor, now=now)
     report.controls_added, report.controls_skipped = list(carry.added), list(carry.skipped)
     report.controls_renamed, report.controls_refused = dict(carry.renamed), dict(carry.refused)
-    _copy(source, target, ids, plan, report)
-    _verify(source, target, ids, report)
+    _copy(source, target, ids, plan, report, progress)
+    _verify(source, target, ids, report, progress)
     return report
 
 
@@ -296,6 +300,7 @@ def migrate_urls(
     actor: str | None = None,
     now: datetime | None = None,
     report: MigrationReport | None = None,
+    progress: Progress | None = None,
 ) -> tuple[MigrationReport, list[str]]:
     """Open two stores by URL, migrate, and append a ``migrate`` event to the logs of the ends.
 
@@ -312,6 +317,7 @@ def migrate_urls(
         actor: Who acts; default the owner of a Home at either end, else ``cli``.
         now: Clock for the log entries (one reading for all of them).
         report: A report to fill in (see :func:`migrate`).
+        progress: As for :func:`migrate`.
 
     Returns:
         The report and the logs written to (URLs as shown to people).
@@ -364,6 +370,7 @@ def migrate_urls(
                 actor=actor,
                 now=now,
                 signers=signers,
+                progress=progress,
             )
         except AgentMemoryError:
             if report.versions_written:
@@ -433,7 +440,12 @@ def _difference(ours: list[MemoryRecord], theirs: list[MemoryRecord]) -> str:
 
 
 def _copy(
-    source: RecordStore, target: AdapterStore, ids: list[str], plan: dict[str, int], report: MigrationReport
+    source: RecordStore,
+    target: AdapterStore,
+    ids: list[str],
+    plan: dict[str, int],
+    report: MigrationReport,
+    progress: Progress | None,
 ) -> None:
     batch: list[MemoryRecord] = []
     batch_ids: list[tuple[str, int]] = []
@@ -449,7 +461,9 @@ def _copy(
             batch_ids.clear()
 
     batched = isinstance(target, BatchPut)
-    for record_id in ids:
+    for done, record_id in enumerate(ids):
+        if progress is not None:
+            progress(done, len(ids))
         held = plan[record_id]
         if held < 0:
             report.skipped.append(record_id)
@@ -482,7 +496,13 @@ def _copy(
     flush()
 
 
-def _verify(source: RecordStore, target: RecordStore, ids: list[str], report: MigrationReport) -> None:
+def _verify(
+    source: RecordStore,
+    target: RecordStore,
+    ids: list[str],
+    report: MigrationReport,
+    progress: Progress | None,
+) -> None:
     now_ids = [record.id for record in source.list()]
     if sorted(now_ids) != sorted(ids):
         raise StoreError(
@@ -490,7 +510,9 @@ def _verify(source: RecordStore, target: RecordStore, ids: list[str], report: Mi
             hint="run migrate again: it skips what is already copied",
         )
     problems: list[str] = []
-    for record_id in ids:
+    for done, record_id in enumerate(ids):
+        if progress is not None:
+            progress(done, len(ids))
         expected = history_digest(source.history(record_id))
         try:
             found = history_digest(target.history(record_id))
