@@ -44,7 +44,7 @@ from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
-from agent_memory.stores.verified import verified_history
+from agent_memory.stores.verified import Signers, verified_history
 from agent_memory.transfer.imports import Imports
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
@@ -190,10 +190,9 @@ class Memory:
         self.log = log
         self.catalog = catalog
         self.identity = identity
-        catalog.sign_as(  # verified reads: the Home's key and the signers memory.toml trusts
-            self.writer.address(),
-            {*trusted_signers, *(home.settings.trusted_signers if home is not None else ())},
-        )
+        trusted = {*trusted_signers, *(home.settings.trusted_signers if home is not None else ())}
+        # Verified reads: the Home's key and the signers memory.toml trusts.
+        catalog.sign_as(Signers(self.writer.address(), frozenset(trusted)))
         self.home: Home | None = home
         self.salience = salience or Salience()
         self.pending = pending or PendingRecords()
@@ -361,9 +360,8 @@ class Memory:
                 this Home does not trust (the message names the version;
                 :func:`~agent_memory.stores.verified.verified_history`).
         """
-        return verified_history(
-            self.store, record_id, home_signer=self.writer.address(), trusted=self.catalog.trusted_signers
-        )
+        signers = self.catalog.signers
+        return verified_history(self.store, record_id, home_signer=signers.home, trusted=signers.trusted)
 
     def status(self) -> dict[str, Any]:
         """Return counts by state, type and kind, open disputes, pending records and index status."""

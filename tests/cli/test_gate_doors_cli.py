@@ -306,8 +306,9 @@ def test_cli_importers_clean_what_can_be_cleaned_and_refuse_the_rest_per_item(
             continue
         report = json.loads(result.stdout)[0]
         if hazard == "size" and fmt == "markdown":
-            # The folder reader leaves a file over 1 MiB out on purpose (never a note): listed, exit 0.
-            assert result.returncode == 0 and "larger than" in report["skipped"][0], report
+            # The folder reader leaves a file over 1 MiB out on purpose (never a note): listed; the
+            # folder held nothing else, so nothing was taken in (exit 1, docs/cli.md).
+            assert result.returncode == 1 and "larger than" in report["skipped"][0], report
         elif outcome == "refused":
             assert result.returncode == 1, result.stderr
             assert report["added"] == [] and WORDS[hazard] in " ".join(report["errors"]).lower(), report

@@ -13,6 +13,7 @@ from agent_memory.home import Home
 from agent_memory.memory import Memory
 from agent_memory.recall.select import review_reasons
 from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import KeyPair, address_of, sign_record
 from agent_memory.ui.trust import VERDICTS, Trust, trust_of
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -37,9 +38,7 @@ def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
 
 def trust(memory: Memory, record_id: str, withdrawn: str = "") -> Trust:
     record = memory.store.get(record_id)
-    return trust_of(
-        record, memory.review_book.state_of(record), withdrawn, home_signer=memory.catalog.home_signer
-    )
+    return trust_of(record, memory.review_book.state_of(record), withdrawn, signers=memory.catalog.signers)
 
 
 def said(found: Trust) -> str:
@@ -81,7 +80,7 @@ def test_a_quarantined_record_is_worded_as_recall_and_the_prompt_block_word_it(m
 def test_a_version_whose_signature_fails_is_not_believed_and_says_why(memory: Memory) -> None:
     made = memory.remember("Backups run nightly", source="ops", now=T0)
     forged = dataclasses.replace(memory.store.get(made.record_id), confidence=0.5)
-    found = trust_of(forged, "none", home_signer=memory.catalog.home_signer)
+    found = trust_of(forged, "none", signers=memory.catalog.signers)
     assert found.verdict == "not believed"
     assert found.headline.startswith("Not trusted: its signature does not verify")
     assert "signature does not verify" in found.short
@@ -130,3 +129,28 @@ def test_no_verdict_names_a_raw_field(memory: Memory) -> None:
         assert found.verdict in VERDICTS
         for name in RAW_NAMES:
             assert name not in said(found), (name, said(found))
+
+
+def test_a_record_of_a_trusted_signer_verifies_as_the_read_path_takes_it(
+    memory: Memory, seed_keys: KeyPair
+) -> None:
+    # The verified read path takes a memory.toml [trust] signer's records; the page must too.
+    record = sign_record(
+        MemoryRecord.create(
+            type="fact",
+            body="Shared rota",
+            provenance=Provenance(kind="import", ref="team.json"),
+            created_at=T0,
+        ),
+        seed_keys,
+    )
+    trusting = dataclasses.replace(memory.catalog.signers, trusted=frozenset({address_of(seed_keys)}))
+    found = trust_of(record, "none", signers=trusting)
+    texts = {a.topic: a.text for a in found.aspects}
+    assert texts["signature"] == (
+        f"Signature: signed by {address_of(seed_keys)}, a signer memory.toml [trust] names,"
+        " and the signature verifies."
+    )
+    assert "signed" in found.short and "does not verify" not in said(found)
+    stranger = trust_of(record, "none", signers=memory.catalog.signers)
+    assert "does not trust" in said(stranger)

@@ -151,6 +151,7 @@ def import_(
     a malformed file is reported and the other files still import. A folder
     holding none of the format's files is an error. A folder that is an agent-memory Home is
     skipped and reported, and agent-memory's own bind block and view footers are never read.
+    When everything PATH names was skipped, nothing was taken in: exit status 1.
     The summary counts the records left quarantined (--json: "quarantined"); approve them
     with `agent-memory approve ID…`. Importing again with --trust does not lift the
     quarantine of records already present. See docs/importers.md.

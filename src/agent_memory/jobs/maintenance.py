@@ -149,8 +149,8 @@ class Maintenance:
                 salience=self.salience,
                 config=config,
                 refused=Refusals(writer.log).refusal,
-                home_signer=writer.address(),
-                trusted=writer.catalog.trusted_signers,
+                home_signer=writer.catalog.signers.home,
+                trusted=writer.catalog.signers.trusted,
             )
             if dry_run:
                 return report
@@ -240,8 +240,8 @@ class Maintenance:
                 build=build,
                 operator=chosen,
                 now=stamp,
-                home_signer=writer.address(),
-                trusted=writer.catalog.trusted_signers,
+                home_signer=writer.catalog.signers.home,
+                trusted=writer.catalog.signers.trusted,
             )
             if dry_run:
                 return report

@@ -112,7 +112,9 @@ class Recall:
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
             plain = verified_lookup(
-                lookup_versions(store.get, store.history, as_of), catalog.home_signer, catalog.trusted_signers
+                lookup_versions(store.get, store.history, as_of),
+                catalog.signers.home,
+                catalog.signers.trusted,
             )
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(

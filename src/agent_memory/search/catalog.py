@@ -48,7 +48,7 @@ from agent_memory.search.recipes import (
 )
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.file_tokens import change_signal
-from agent_memory.stores.verified import read_verified
+from agent_memory.stores.verified import Signers, read_verified
 
 __all__ = ["FULL_CHECK_SECONDS", "IndexCatalog", "Progress"]
 
@@ -380,30 +380,25 @@ class IndexCatalog:
         unlike ``store.list()``, a note that does not parse or verify does not hide the others
         and is never returned; it is reported by :meth:`problems`.
         """
-        reading = read_verified(self.store, home_signer=self._fresh.home_signer, trusted=self._fresh.trusted)
+        signers = self._fresh.signers
+        reading = read_verified(self.store, home_signer=signers.home, trusted=signers.trusted)
         for refusal in reading.refused:
             if isinstance(refusal.error, StoreError | SignatureError):
                 self._fresh.problems[refusal.record_id] = refusal.error
         return list(reading.records)
 
-    def sign_as(self, address: str | None, trusted: Iterable[str] = ()) -> None:
-        """Name the Home's own signing address and the other signers it trusts (``memory.toml [trust]``).
+    def sign_as(self, signers: Signers) -> None:
+        """Name whose signatures the Home takes: its own key and ``memory.toml [trust]``.
 
         From then on a record is read only when it is signed by one of them and verifies
-        (:func:`~agent_memory.stores.verified.check_version`).
+        (:meth:`Signers.check <agent_memory.stores.verified.Signers.check>`).
         """
-        self._fresh.home_signer = address
-        self._fresh.trusted = frozenset(trusted)
+        self._fresh.signers = signers
 
     @property
-    def home_signer(self) -> str | None:
-        """The Home's own signing address (:meth:`sign_as`), or ``None``."""
-        return self._fresh.home_signer
-
-    @property
-    def trusted_signers(self) -> frozenset[str]:
-        """The other signers the Home trusts (:meth:`sign_as`)."""
-        return self._fresh.trusted
+    def signers(self) -> Signers:
+        """Whose signatures the Home takes (:meth:`sign_as`; none before it)."""
+        return self._fresh.signers
 
     def unreadable(self) -> list[str]:
         """Return the ids of notes the active indexes could not read (not indexed), sorted.

@@ -52,7 +52,7 @@ from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import version_digest
 from agent_memory.search.holdings import Holding, Ledger
 from agent_memory.stores.base import ChangeFeed, RecordStore
-from agent_memory.stores.verified import check_version
+from agent_memory.stores.verified import Signers
 
 __all__ = ["FULL_CHECK_SECONDS", "FULL_CHECK_SHARE", "Freshness", "Progress"]
 
@@ -79,11 +79,10 @@ class Freshness:
         problems: Records that could not be read, or whose signature does not verify, by id,
             as last seen; they are left out of every index.
         due: A full comparison must run at the next refresh (an index is new or was emptied).
-        home_signer: The Home's own address (:func:`~agent_memory.stores.verified.check_version`),
-            or ``None`` when the store has no signing key.
+        signers: Whose signatures a version read here must carry
+            (:class:`~agent_memory.stores.verified.Signers`; none for a store with no key).
         deferred: Ids this process wrote that a cold holding has not indexed yet (module
             docstring, "Deferred"); :meth:`settle` indexes them.
-        trusted: The other signers the Home trusts (``memory.toml [trust]``).
     """
 
     def __init__(
@@ -98,9 +97,8 @@ class Freshness:
         self.store, self.ledger, self.holdings = store, ledger, holdings
         self.problems: dict[str, StoreError | SignatureError] = {}
         self.due = True
-        self.home_signer: str | None = None
+        self.signers = Signers()
         self.deferred: set[str] = set()
-        self.trusted: frozenset[str] = frozenset()
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
@@ -261,7 +259,7 @@ class Freshness:
             try:
                 record = self.store.get(record_id)
                 # DESIGN.md §9: only records that verify are indexed (the one verified read path)
-                check_version(record, home_signer=self.home_signer, trusted=self.trusted)
+                self.signers.check(record)
                 batch[record_id] = record
                 self.problems.pop(record_id, None)
             except RecordNotFound:

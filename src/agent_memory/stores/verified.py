@@ -35,6 +35,7 @@ from agent_memory.stores.base import RecordStore
 __all__ = [
     "Reading",
     "Refusal",
+    "Signers",
     "check_version",
     "read_verified",
     "verified_get",
@@ -71,6 +72,32 @@ class Reading:
 
     records: tuple[MemoryRecord, ...]
     refused: tuple[Refusal, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Signers:
+    """Whose signatures a Home's verified read path takes (module docstring).
+
+    Attributes:
+        home: The Home's own ``amp:key:`` address; ``None`` for a store with no signing key
+            (then only the signatures versions carry are checked).
+        trusted: The other signers the Home trusts (``memory.toml [trust] trusted_signers``).
+    """
+
+    home: str | None = None
+    trusted: frozenset[str] = frozenset()
+
+    def check(self, record: MemoryRecord, *, path: str | None = None) -> None:
+        """:func:`check_version` with these signers.
+
+        Raises:
+            SignatureError: As for :func:`check_version`.
+        """
+        check_version(record, home_signer=self.home, trusted=self.trusted, path=path)
+
+    def keys(self) -> frozenset[str]:
+        """Every address trusted: the Home's own (when it has one) and ``trusted``."""
+        return self.trusted | ({self.home} if self.home else set())
 
 
 def check_version(

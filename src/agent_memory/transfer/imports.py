@@ -113,7 +113,7 @@ class Imports:
                 actor=self.writer.actor,
                 secrets=self.secrets,
                 sign=self.writer.sign if self.writer.identity is not None else None,
-                keep_signed_by={*self.writer.catalog.trusted_signers, *filter(None, [self.writer.address()])},
+                keep_signed_by=self.writer.catalog.signers.keys(),
                 erase=erase,
                 may_erase=self.writer.actors.may(self.writer.actor, "erase"),
                 now=stamp,

@@ -315,7 +315,7 @@ class _Newest(Sequence[MemoryRecord]):
 
 def _row(memory: Memory, view: GateView, record: MemoryRecord, review: str, stale: str) -> Row:
     withdrawn = _withdrawn(view, record)
-    trust = trust_of(record, review, withdrawn, home_signer=memory.catalog.home_signer)
+    trust = trust_of(record, review, withdrawn, signers=memory.catalog.signers)
     return Row(record, str(review), withdrawn, trust=trust, stale=stale)
 
 
@@ -421,7 +421,7 @@ def record_page(memory: Memory, reviews: ReviewBook, record_id: str) -> RecordPa
         held = memory.pending.find(record_id)
         if held is None:
             raise
-        trust = trust_of(held, "pending", home_signer=memory.catalog.home_signer)
+        trust = trust_of(held, "pending", signers=memory.catalog.signers)
         return RecordPage(held, "pending", "", (Version(1, held, ()),), (), (), (), (), {}, True, trust)
     versions = tuple(
         Version(n, v, version_diff(history[n - 2] if n > 1 else None, v)) for n, v in enumerate(history, 1)
@@ -457,7 +457,7 @@ def record_page(memory: Memory, reviews: ReviewBook, record_id: str) -> RecordPa
         events,
         receipts,
         salience,
-        trust=trust_of(record, review, withdrawn, home_signer=memory.catalog.home_signer),
+        trust=trust_of(record, review, withdrawn, signers=memory.catalog.signers),
         stale=INDEX_BEHIND if memory.catalog.behind([record.id]) else "",
     )
 

@@ -112,10 +112,10 @@ def _trust(
 ) -> dict[str, Trust]:
     from agent_memory.ui.trust import trust_of
 
-    view, signer = memory.gate.view(), memory.catalog.home_signer
+    view, signers = memory.gate.view(), memory.catalog.signers
     found = {
         item.record.id: trust_of(
-            item.record, "pending" if item.queue == "pending" else item.review, home_signer=signer
+            item.record, "pending" if item.queue == "pending" else item.review, signers=signers
         )
         for item in queue.items
     }
@@ -123,7 +123,7 @@ def _trust(
         for side in dispute.sides:
             exposure = view.check(side)
             withdrawn = "" if exposure.exposed else exposure.reason
-            found[side.id] = trust_of(side, reviews.state_of(side), withdrawn, home_signer=signer)
+            found[side.id] = trust_of(side, reviews.state_of(side), withdrawn, signers=signers)
     return found
 
 

@@ -9,7 +9,7 @@ kept for history`` and ``quarantined (taint: …; unreviewed)``, ``agent-memory 
 "not tainted, so it … needs no approval", ``remember``'s "resolve with agent-memory resolve".
 
 Invariant: reads only. The signature is checked here again
-(:func:`~agent_memory.stores.verified.check_version`), so the page never says a signature
+(:meth:`~agent_memory.stores.verified.Signers.check`), so the page never says a signature
 verifies unless it just did.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from agent_memory.errors import SignatureError
 from agent_memory.recall.select import review_reasons
 from agent_memory.records.record import Kind, State
-from agent_memory.stores.verified import check_version
+from agent_memory.stores.verified import Signers
 
 if TYPE_CHECKING:
     from agent_memory.records.record import MemoryRecord
@@ -66,9 +66,11 @@ class Trust:
     short: str
 
 
-def trust_of(
-    record: MemoryRecord, review: str, withdrawn: str = "", *, home_signer: str | None = None
-) -> Trust:
+_NO_KEY = Signers()
+"""A store without a signing key: only the signatures versions carry are checked."""
+
+
+def trust_of(record: MemoryRecord, review: str, withdrawn: str = "", *, signers: Signers = _NO_KEY) -> Trust:
     """Return why ``record`` is believed or not.
 
     Args:
@@ -76,15 +78,16 @@ def trust_of(
         review: Its review state word (``quarantined``, ``approved``, ``rejected``,
             ``stale``, ``none``, or ``pending`` for a record waiting in ``proposals/pending``).
         withdrawn: Why the withdrawal gate hides it, ``""`` when it is exposed.
-        home_signer: The Home's own ``amp:key:`` address (a record it wrote says so), or
-            ``None``.
+        signers: Whose signatures the Home takes, as its verified read path takes them
+            (``memory.catalog.signers``): a record of a ``memory.toml [trust]`` signer is
+            signed and verifies, one of any other key is not trusted.
     """
     if record.redacted:
         why = record.redaction_reason or "no reason recorded"
         text = f"Erased: {why}. Its content is gone; the receipt remains."
         return Trust("not believed", text, (Aspect("erasure", text, doubt=True),), "erased")
-    signature, signature_short, forged = _signature(record, home_signer)
-    source, source_short = _source(record, home_signer)
+    signature, signature_short, forged = _signature(record, signers)
+    source, source_short = _source(record, signers.home)
     taint, taint_short = _taint(record, review)
     aspects = [
         _status(record),
@@ -205,17 +208,21 @@ _CAME_BY = {
 """``provenance.kind`` words the library writes, for a person; another kind reads ``came by KIND``."""
 
 
-def _signature(record: MemoryRecord, home_signer: str | None) -> tuple[Aspect, str, str]:
+def _signature(record: MemoryRecord, signers: Signers) -> tuple[Aspect, str, str]:
     """Return the signature's aspect, its few words, and why it fails (``""`` when it does not)."""
     try:
-        check_version(record, home_signer=home_signer)
+        signers.check(record)
     except SignatureError as exc:
         text = f"Signature: does not verify ({exc.detail}); none of its fields can be trusted."
         return Aspect("signature", text, doubt=True), "signature does not verify", exc.detail
     if not (record.signed_by or record.signature):
         text = "Signature: unsigned — nothing vouches for who wrote it (imported, or written without a key)."
         return Aspect("signature", text, doubt=True), "unsigned", ""
-    whose = "this Home's key" if record.signed_by == home_signer else str(record.signed_by)
+    whose = str(record.signed_by)
+    if record.signed_by == signers.home:
+        whose = "this Home's key"
+    elif record.signed_by in signers.trusted:
+        whose += ", a signer memory.toml [trust] names"
     return Aspect("signature", f"Signature: signed by {whose}, and the signature verifies."), "signed", ""
 
 

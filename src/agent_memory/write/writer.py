@@ -121,7 +121,7 @@ class Writer:
 
         catalog = self.catalog
         return verified_get(
-            self.store, record_id, home_signer=catalog.home_signer, trusted=catalog.trusted_signers
+            self.store, record_id, home_signer=catalog.signers.home, trusted=catalog.signers.trusted
         )
 
     def check(self, record: MemoryRecord, *, path: str | None = None) -> None:
@@ -133,7 +133,7 @@ class Writer:
         from agent_memory.stores.verified import check_version
 
         check_version(
-            record, home_signer=self.catalog.home_signer, trusted=self.catalog.trusted_signers, path=path
+            record, home_signer=self.catalog.signers.home, trusted=self.catalog.signers.trusted, path=path
         )
 
     def admit(
