@@ -376,16 +376,18 @@ class Home:
         if not (self.root / ".git").exists():
             _git(git, self.root, "init", "-q", "-b", "main")
         if only_library_notes:
-            stage, _ = self.library_note_paths()
-            stage += self.produced_paths(since)[0]
+            changed = self._changed()  # one walk for both parts
+            notes = [rel for rel in changed if rel.startswith("notes/")]
+            others = [rel for rel in changed if not rel.startswith("notes/")]
+            stage = self.library_note_paths(notes)[0] + self.produced_paths(since, others)[0]
             if stage:
                 _git(git, self.root, "add", "-A", "--", *stage)
             if not _git(git, self.root, "diff", "--cached", "--name-only").strip():
                 return False
         else:
             _git(git, self.root, "add", "-A")
-        if not _git(git, self.root, "status", "--porcelain").strip():
-            return False
+            if not _git(git, self.root, "status", "--porcelain").strip():
+                return False
         identity = []
         if not _git(git, self.root, "config", "user.email", check=False).strip():
             identity = ["-c", "user.name=agent-memory", "-c", "user.email=agent-memory@localhost"]
@@ -443,7 +445,9 @@ class Home:
         except ConfigError:
             return False
 
-    def produced_paths(self, since: float | None) -> tuple[list[str], list[str]]:
+    def produced_paths(
+        self, since: float | None, changed: list[str] | None = None
+    ) -> tuple[list[str], list[str]]:
         """Split changed files outside ``notes/`` into what the writes since ``since`` produced, and the rest.
 
         A file counts as produced when the Home's layout names it (``memory.toml``, the
@@ -451,6 +455,11 @@ class Home:
         ``log/``, ``archive/``, ``proposals/`` and ``topics/`` folders) and it changed at or
         after ``since`` (its modification time; any time when ``None``), or was removed. A
         file of any other name, or one last changed before the writes began, is left out.
+
+        Args:
+            since: When the writes began (``time.time()`` seconds), or ``None``.
+            changed: The changed paths outside ``notes/``, when the caller has them (else
+                git is asked).
 
         Returns:
             ``(to stage, left out)``: paths relative to the Home, POSIX separators.
@@ -462,17 +471,17 @@ class Home:
         left: list[str] = []
         # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
         start = None if since is None else since - _CLOCK_SLACK
-        for rel in self._changed(".", ":(exclude)notes"):
+        for rel in self._changed(".", ":(exclude)notes") if changed is None else changed:
             try:
-                changed = (self.root / rel).lstat().st_mtime
+                moved: float | None = (self.root / rel).lstat().st_mtime
             except FileNotFoundError:
-                changed = None  # removed (an erasure's sanitized holder, a spent proposal)
+                moved = None  # removed (an erasure's sanitized holder, a spent proposal)
             ours = rel in _LAYOUT_FILES or rel.split("/", 1)[0] in _LAYOUT_FOLDERS
-            fresh = changed is None or start is None or changed >= start
+            fresh = moved is None or start is None or moved >= start
             (stage if ours and fresh else left).append(rel)
         return stage, left
 
-    def library_note_paths(self) -> tuple[list[str], list[str]]:
+    def library_note_paths(self, changed: list[str] | None = None) -> tuple[list[str], list[str]]:
         """Split the changed files under ``notes/`` into what the library wrote and what it did not.
 
         A version file counts as the library's when it sits at ``notes/<32 hex>/<6 digits>.md``
@@ -482,6 +491,10 @@ class Home:
         never staged by an autocommit (issue 18 case 5). A removed file outside the version
         layout (a new note ``sync`` turned into a record) is staged as removed.
 
+        Args:
+            changed: The changed paths under ``notes/``, when the caller has them (else git
+                is asked).
+
         Returns:
             ``(to stage, left out)``: paths relative to the Home, POSIX separators.
 
@@ -490,7 +503,7 @@ class Home:
         """
         stage: list[str] = []
         left: list[str] = []
-        for rel in self._changed("notes"):
+        for rel in self._changed("notes") if changed is None else changed:
             target = self.root / rel
             versioned = _VERSION_FILE.match(rel) is not None
             if not target.exists():
@@ -502,7 +515,9 @@ class Home:
         return stage, left
 
     def _changed(self, *pathspec: str) -> list[str]:
-        """Return the paths git reports changed, added or removed under ``pathspec`` (none without git).
+        """Return the paths git reports changed, added or removed under ``pathspec`` (all without one).
+
+        None without git.
 
         Raises:
             ConfigError: git failed.
