@@ -6,26 +6,24 @@ log, the search indexes, the salience sidecar and the identity, and one
 :class:`~agent_memory.write.writer.Writer` over them. Every verb lives in a service that takes
 the Writer and the parts it needs in its constructor (built on first use, under the Writer's
 lock); ``Memory`` composes them: the core verbs are one-line delegations with the service
-method's full signature and docstring (:func:`_delegate`), the other families are attributes
-(``memory.maintenance``, ``memory.promotions``, ``memory.metamemory``). Every operation takes
-an injectable clock (``now=``). All public operations run under one re-entrant lock; writes to
-a Home also hold the Home's writer lock file, so several processes may share a Home one write
-at a time (DESIGN.md §9 "Actors").
+method's full signature and docstring (:func:`~agent_memory.services.delegate`), the other
+families are attributes (``memory.maintenance``, ``memory.promotions``, ``memory.metamemory``).
+Every operation takes an injectable clock (``now=``). All public operations run under one
+re-entrant lock; writes to a Home also hold the Home's writer lock file, so several processes
+may share a Home one write at a time (DESIGN.md §9 "Actors").
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, tzinfo
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from fg_agent_id import KeyPair
 
 from agent_memory.governance.actors import Actors
-from agent_memory.governance.erasure.erase import Erasure
 from agent_memory.governance.erasure.journal import JOURNAL_FOLDER
 from agent_memory.governance.gate import Gate
 from agent_memory.governance.promotion import Promotions
@@ -33,19 +31,15 @@ from agent_memory.governance.review_book import ReviewBook
 from agent_memory.governance.reviewing import Reviews
 from agent_memory.governance.secrets import SecretsSettings
 from agent_memory.governance.withdrawals import Withdrawals
-from agent_memory.jobs.maintenance import Maintenance
-from agent_memory.jobs.review_flow import ProposalReview
-from agent_memory.jobs.verdicts import review_stats
 from agent_memory.log.base import OperationLog
-from agent_memory.metamemory.service import MetamemoryService
 from agent_memory.recall.salience import Salience
 from agent_memory.recall.service import Recall
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.catalog import IndexCatalog
+from agent_memory.services import Lazy, OnWriter, Service, delegate
 from agent_memory.settings import RecallSettings
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.verified import Signers, verified_history
-from agent_memory.transfer.imports import Imports
 from agent_memory.write.corrections import Corrections
 from agent_memory.write.dedup import WriteKeys
 from agent_memory.write.held import PendingRecords
@@ -55,56 +49,46 @@ from agent_memory.write.remember import Remember
 from agent_memory.write.writer import Writer
 
 if TYPE_CHECKING:
+    from agent_memory.governance.erasure.erase import Erasure
     from agent_memory.home import Home
+    from agent_memory.jobs.maintenance import Maintenance
+    from agent_memory.jobs.review_flow import ProposalReview
+    from agent_memory.metamemory.service import MetamemoryService
+    from agent_memory.transfer.imports import Imports
 
 __all__ = ["Memory", "PendingRecords", "RememberResult"]
 
-T = TypeVar("T")
-P = ParamSpec("P")
-R = TypeVar("R")
+
+def _build_maintenance(m: Memory) -> Maintenance:
+    from agent_memory.jobs.maintenance import Maintenance
+
+    return Maintenance(m.writer, gate=m.gate, salience=m.salience, home=m.home, zone=m.zone)
 
 
-def _delegate(method: Callable[Concatenate[Any, P], R], service: str) -> Callable[Concatenate[Any, P], R]:
-    """Return a Memory method that calls ``method`` on the service ``getattr(memory, service)``.
+def _build_proposals(m: Memory) -> ProposalReview:
+    from agent_memory.jobs.review_flow import ProposalReview
 
-    The method keeps ``method``'s signature (for type checkers, :func:`inspect.signature` and
-    ``help``) and docstring: the verb is documented once, where it is implemented.
-    """
-
-    @functools.wraps(method)
-    def call(memory: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return method(getattr(memory, service), *args, **kwargs)
-
-    return call
+    return ProposalReview(m.writer, gate=m.gate, book=m.review_book, shelf=m.maintenance.shelf, home=m.home)
 
 
-class _Service(Generic[T]):
-    """A Memory attribute built on first use, under the Writer's lock, then kept (one per Memory)."""
+def _build_metamemory(m: Memory) -> MetamemoryService:
+    from agent_memory.metamemory.service import MetamemoryService
 
-    def __init__(self, build: Callable[[Memory], T]) -> None:
-        self._build = build
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    def __get__(self, memory: Memory, owner: type | None = None) -> T:
-        with memory.writer.lock:
-            if self._name not in memory.__dict__:
-                memory.__dict__[self._name] = self._build(memory)
-            return memory.__dict__[self._name]  # type: ignore[no-any-return]
+    return MetamemoryService(m.writer)
 
 
-class _OnWriter(Generic[T]):
-    """A Memory attribute kept on its Writer (who acts), so a change reaches every service."""
+def _build_erasure(m: Memory) -> Erasure:
+    from agent_memory.governance.erasure.erase import Erasure
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
+    return Erasure(
+        m.writer, pending=m.pending, salience=m.salience, zone=m.zone, home=m.home, secrets=m.secrets
+    )
 
-    def __get__(self, memory: Memory, owner: type | None = None) -> T:
-        return getattr(memory.writer, self._name)  # type: ignore[no-any-return]
 
-    def __set__(self, memory: Memory, value: T) -> None:
-        setattr(memory.writer, self._name, value)
+def _build_imports(m: Memory) -> Imports:
+    from agent_memory.transfer.imports import Imports
+
+    return Imports(m.writer, erasure=m.erasure, secrets=m.secrets, home=m.home)
 
 
 class Memory:
@@ -147,10 +131,10 @@ class Memory:
             ``memory.maintenance.consolidate()``, ``memory.proposals.accept(…)``; docs/architecture.md).
     """
 
-    actor = _OnWriter[str]()
-    actors = _OnWriter[Actors]()
-    taint = _OnWriter[tuple[str, ...]]()
-    source_kind = _OnWriter[str]()
+    actor = OnWriter[str]()
+    actors = OnWriter[Actors]()
+    taint = OnWriter[tuple[str, ...]]()
+    source_kind = OnWriter[str]()
 
     def __init__(
         self,
@@ -205,15 +189,15 @@ class Memory:
     # ------------------------------------------------------------------ services
 
     # The Home's checkpoint file: nothing is exposed while the log is cut below it (issue 19).
-    gate = _Service(
+    gate = Service(
         lambda m: Gate(m.log, m.store, witness=m.home.witness(m.identity) if m.home is not None else None)
     )
-    review_book = _Service(lambda m: ReviewBook(m.log))
-    _remember = _Service(
+    review_book = Service(lambda m: ReviewBook(m.log))
+    _remember = Service(
         lambda m: Remember(m.writer, salience=m.salience, pending=m.pending, secrets=m.secrets)
     )
-    _corrections = _Service(lambda m: Corrections(m.writer, secrets=m.secrets))
-    _recall = _Service(
+    _corrections = Service(lambda m: Corrections(m.writer, secrets=m.secrets))
+    _recall = Service(
         lambda m: Recall(
             m.writer,
             gate=m.gate,
@@ -223,30 +207,20 @@ class Memory:
             zone=m.zone,
         )
     )
-    reviews = _Service(
+    reviews = Service(
         lambda m: Reviews(m.writer, book=m.review_book, pending=m.pending, remember=m._remember, gate=m.gate)
     )
-    withdrawals = _Service(
+    withdrawals = Service(
         lambda m: Withdrawals(m.writer, gate=m.gate, pending=m.pending, zone=m.zone, home=m.home)
     )
-    maintenance = _Service(
-        lambda m: Maintenance(m.writer, gate=m.gate, salience=m.salience, home=m.home, zone=m.zone)
-    )
-    proposals = _Service(
-        lambda m: ProposalReview(
-            m.writer, gate=m.gate, book=m.review_book, shelf=m.maintenance.shelf, home=m.home
-        )
-    )
-    promotions = _Service(
+    maintenance = Service(_build_maintenance)
+    proposals = Service(_build_proposals)
+    promotions = Service(
         lambda m: Promotions(m.writer, gate=m.gate, reviews=m.review_book, home=m.home, zone=m.zone)
     )
-    metamemory = _Service(lambda m: MetamemoryService(m.writer))
-    erasure = _Service(
-        lambda m: Erasure(
-            m.writer, pending=m.pending, salience=m.salience, zone=m.zone, home=m.home, secrets=m.secrets
-        )
-    )
-    _imports = _Service(lambda m: Imports(m.writer, erasure=m.erasure, secrets=m.secrets, home=m.home))
+    metamemory = Service(_build_metamemory)
+    erasure = Service(_build_erasure)
+    _imports = Service(_build_imports)
 
     # ------------------------------------------------------------------ construction
 
@@ -301,20 +275,24 @@ class Memory:
 
     # ------------------------------------------------------------------ the core verbs
 
-    remember = _delegate(Remember.remember, "_remember")
-    remember_many = _delegate(Remember.remember_many, "_remember")
-    supersede = _delegate(Corrections.supersede, "_corrections")
-    resolve = _delegate(Corrections.resolve, "_corrections")
-    archive = _delegate(Corrections.archive, "_corrections")
-    recall = _delegate(Recall.recall, "_recall")
-    withdraw = _delegate(Withdrawals.withdraw, "withdrawals")
-    reinstate = _delegate(Withdrawals.reinstate, "withdrawals")
-    controls = _delegate(Withdrawals.controls, "withdrawals")
-    review = _delegate(Reviews.review, "reviews")
-    erase = _delegate(Erasure.erase, "erasure")
-    import_file = _delegate(Imports.import_file, "_imports")
-    roll_forward = _delegate(Writer.roll_forward, "writer")
-    get = _delegate(Writer.get, "writer")
+    remember = delegate(Remember.remember, "_remember")
+    remember_many = delegate(Remember.remember_many, "_remember")
+    supersede = delegate(Corrections.supersede, "_corrections")
+    resolve = delegate(Corrections.resolve, "_corrections")
+    archive = delegate(Corrections.archive, "_corrections")
+    recall = delegate(Recall.recall, "_recall")
+    withdraw = delegate(Withdrawals.withdraw, "withdrawals")
+    reinstate = delegate(Withdrawals.reinstate, "withdrawals")
+    controls = delegate(Withdrawals.controls, "withdrawals")
+    review = delegate(Reviews.review, "reviews")
+    if TYPE_CHECKING:
+        erase = delegate(Erasure.erase, "erasure")
+        import_file = delegate(Imports.import_file, "_imports")
+    else:
+        erase = Lazy("agent_memory.governance.erasure.erase:Erasure.erase", "erasure")
+        import_file = Lazy("agent_memory.transfer.imports:Imports.import_file", "_imports")
+    roll_forward = delegate(Writer.roll_forward, "writer")
+    get = delegate(Writer.get, "writer")
 
     def close(self) -> None:
         """Persist derived state (index bookkeeping), close the indexes, and commit the Home's writes.
@@ -381,7 +359,7 @@ class Memory:
                     if r.state in LIVE_STATES and self.review_book.state_of(r) == "quarantined"
                 ),
                 "agent": self.writer.address(),
-                "maintenance": review_stats(self.log),
+                "maintenance": _review_stats(self.log),
                 "search": self.catalog.describe(),
                 "indexes": self.catalog.status(),
                 "unreadable": [str(problem) for problem in self.catalog.problems()],
@@ -390,3 +368,9 @@ class Memory:
 
 def _count(values: Iterable[str]) -> dict[str, int]:
     return dict(sorted(Counter(values).items()))
+
+
+def _review_stats(log: OperationLog) -> dict[str, Any]:
+    from agent_memory.jobs.verdicts import review_stats
+
+    return review_stats(log)

@@ -10,6 +10,7 @@ nothing is written but the salience touches of the records returned.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
@@ -111,17 +112,21 @@ class Recall:
             relevance = {hit.record_id: hit.score for hit in fused}
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
-            plain = verified_lookup(
-                lookup_versions(store.get, store.history, as_of),
-                catalog.signers.home,
-                catalog.signers.trusted,
+            # Each is asked of a candidate more than once (successors, then the selection):
+            # verified and judged once per recall.
+            plain = functools.cache(
+                verified_lookup(
+                    lookup_versions(store.get, store.history, as_of),
+                    catalog.signers.home,
+                    catalog.signers.trusted,
+                )
             )
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(
                     request,
                     relevance,
                     # Withdrawal controls first (seed 000 §15.2 rule 1): a withdrawn record reads as absent.
-                    self.gate.guard(plain),
+                    functools.cache(self.gate.guard(plain)),
                     now=stamp,
                     boost=self.salience.boost,
                     review_of=self.reviews.state_of,
