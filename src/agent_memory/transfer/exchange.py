@@ -101,6 +101,9 @@ class ImportReport:
             file may not erase (it is not verified and signed by a trusted key).
         signed_by: ``{stored id: signer in the file}`` (``None``: unsigned there) for the
             records stored signed by this Home's key instead of their own signature.
+        written: Every version written, in write order (new records, tombstones, and both
+            sides of each supersede or dispute), so a caller brings its caches in step
+            without reading them back.
     """
 
     added: list[str] = field(default_factory=list)
@@ -123,6 +126,7 @@ class ImportReport:
     erased_here: list[str] = field(default_factory=list)
     erasures_held_back: dict[str, str] = field(default_factory=dict)
     signed_by: dict[str, str | None] = field(default_factory=dict)
+    written: list[MemoryRecord] = field(default_factory=list, repr=False)
 
 
 def check_importable(memory_file: MemoryFile, *, path: str | None = None) -> list[MemoryRecord]:
@@ -442,19 +446,23 @@ def import_memory_file(
         for record in plans.plain:
             store.put(record)
             report.added.append(record.id)
+    report.written.extend(plans.plain)
     for tombstone in tombstones:
         restore = getattr(store, "restore_erased", None)
         if restore is None:
             raise RecordError("this store cannot hold an erased record", path=path, record_id=tombstone.id)
         restore([tombstone])
         report.tombstones.append(tombstone.id)
+        report.written.append(tombstone)
     if to_erase and erase is not None:
         erase(to_erase)
     for tombstone in to_erase:
         if erase is None:
             store.erase(tombstone.id, tombstone.redaction_reason or "erased by its owner", now=now)  # type: ignore[attr-defined]
         report.erased.append(tombstone.id)
-    write_routed(plans.routed, store, log, actor=actor, now=now or utc_now(), sign=sign)
+    report.written.extend(
+        write_routed(plans.routed, store, log, actor=actor, now=now or utc_now(), sign=sign)
+    )
     for routed in plans.routed:
         assert routed.other is not None  # noqa: S101 - a routed plan always names the held value
         report.added.append(routed.record.id)

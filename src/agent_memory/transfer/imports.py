@@ -118,15 +118,8 @@ class Imports:
                 may_erase=self.writer.actors.may(self.writer.actor, "erase"),
                 now=stamp,
             )
-            touched = [
-                *report.added,
-                *report.superseded.values(),
-                *report.disputed.values(),
-                *report.tombstones,
-            ]
-            self.writer.after_write(
-                [self.writer.store.get(record_id) for record_id in dict.fromkeys(touched)]
-            )
+            latest = {version.id: version for version in report.written}  # the last of each id
+            self.writer.after_write(list(latest.values()))
             self.writer.log.append(
                 "import",
                 actor=self.writer.actor,
