@@ -14,6 +14,7 @@ import pytest
 
 from agent_memory.search import model_cache
 from agent_memory.search.embedders import MiniLMEmbedder
+from agent_memory.stores.file_io import file_sha256
 
 TEXTS = ["which host runs staging", "The staging host is db-2 in Frankfurt.", "Ship it on Friday."]
 
@@ -72,7 +73,7 @@ def test_a_weights_file_changed_on_disk_is_refused_and_made_again(
         assert (MiniLMEmbedder().embed(TEXTS) == reference).all()
     assert "not usable" in caplog.text and "sha256" in caplog.text
     (copy,) = copies(cache)
-    assert model_cache._sha256(copy / "weights.bin") == _manifest(copy)["files"]["weights.bin"]["sha256"]
+    assert file_sha256(copy / "weights.bin") == _manifest(copy)["files"]["weights.bin"]["sha256"]
 
 
 def _manifest(copy: Path) -> dict[str, object]:

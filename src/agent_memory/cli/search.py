@@ -138,7 +138,7 @@ def _switch(home: Home, spec: RecipeSpec) -> None:
     """Make ``spec`` the only recipe memory.toml names, keeping the rest of the file as it is."""
     from agent_memory.search.recipes import splice_search
     from agent_memory.settings import Settings
-    from agent_memory.transfer.exchange import write_bytes_atomic
+    from agent_memory.stores.file_io import write_bytes_atomic
 
     path = home.root / "memory.toml"
     with home.writer_lock():

@@ -39,7 +39,8 @@ def export_(path: str, include_withdrawn: bool, home: str | None, as_json: bool)
     """
     from agent_memory.errors import StoreError
     from agent_memory.governance.erasure.sweep import export_location
-    from agent_memory.transfer.exchange import Refusal, export_memory_file, write_bytes_atomic
+    from agent_memory.stores.file_io import write_bytes_atomic
+    from agent_memory.transfer.exchange import Refusal, export_memory_file
 
     opened = open_home(home)
     store, log = opened.store(), opened.log()

@@ -326,7 +326,7 @@ class Promotions:
                 now=stamp,
             )
             if pointer.encode("utf-8") not in before:
-                from agent_memory.transfer.exchange import write_bytes_atomic  # only a decision needs it
+                from agent_memory.stores.file_io import write_bytes_atomic
 
                 gap = b"" if not before or before.endswith(b"\n") else b"\n"
                 # The rule is note text: escaped like every view's (jobs.inert), it adds no structure.
@@ -444,7 +444,7 @@ def _pending(home: Home, proposal_id: str) -> tuple[PromotionProposal, Path]:
 def _decide(
     proposal: PromotionProposal, path: Path, status: str, actor: str, stamp: datetime, why: str
 ) -> PromotionProposal:
-    from agent_memory.transfer.exchange import write_bytes_atomic  # MemoryFile I/O: not at every open
+    from agent_memory.stores.file_io import write_bytes_atomic
 
     decided = replace(proposal, status=status, decided_by=actor, decided_at=stamp, decision_reason=why)
     write_bytes_atomic(path, decided.to_bytes())

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.errors import AgentMemoryError
+from agent_memory.stores.file_io import file_sha256
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -138,11 +139,6 @@ def _installed_file(distribution: str, relative: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _sha256_file(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dims) from an int8 ONNX file, offline (issue 4).
 
@@ -204,8 +200,8 @@ class MiniLMEmbedder:
         self._custom = model_path is not None or tokenizer_path is not None
         prefix, self._model_sha256 = _MODEL_SHA256[:8], _MODEL_SHA256
         if self._custom:
-            self._model_sha256 = _sha256_file(model)
-            both = f"{self._model_sha256} {_sha256_file(tokenizer)}"
+            self._model_sha256 = file_sha256(model)
+            both = f"{self._model_sha256} {file_sha256(tokenizer)}"
             prefix = hashlib.sha256(both.encode()).hexdigest()[:8]
         self.version = f"onnx-int8-{prefix}/{max_tokens}"
         self._max_tokens = max_tokens
@@ -273,7 +269,7 @@ class MiniLMEmbedder:
 
     @staticmethod
     def _verify(path: Path, expected: str) -> None:
-        if _sha256_file(path) != expected:
+        if file_sha256(path) != expected:
             raise EmbeddingError("sha256 differs from the pinned file", path=str(path), hint=_INSTALL_HINT)
 
     def embed(self, texts: Sequence[str]) -> Vectors:

@@ -43,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent_memory.stores.file_io import file_sha256, write_bytes_atomic
+
 __all__ = ["FORMAT", "PROBE", "cache_root", "open_session"]
 
 FORMAT = "agent-memory-onnx-copy/1"
@@ -117,11 +119,6 @@ def _options(ort: Any, threads: int | None, level: str = "ORT_ENABLE_EXTENDED") 
     return options
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def _load_copy(ort: Any, folder: Path, probe: Probe, threads: int | None) -> Any | None:
     """Return a session of the copy in ``folder`` if every check passes, else delete it and return None."""
     reason = "unreadable manifest"
@@ -134,12 +131,12 @@ def _load_copy(ort: Any, folder: Path, probe: Probe, threads: int | None) -> Any
         unchanged = weights.st_mtime_ns == files[_WEIGHTS]["mtime_ns"]
         if (
             sizes_ok
-            and _sha256(folder / _GRAPH) == files[_GRAPH]["sha256"]
-            and (unchanged or _sha256(folder / _WEIGHTS) == files[_WEIGHTS]["sha256"])
+            and file_sha256(folder / _GRAPH) == files[_GRAPH]["sha256"]
+            and (unchanged or file_sha256(folder / _WEIGHTS) == files[_WEIGHTS]["sha256"])
         ):
             if not unchanged:  # touched, not changed: note the new time so the next load need not hash
                 files[_WEIGHTS]["mtime_ns"] = weights.st_mtime_ns
-                _write_atomic(folder / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
+                write_bytes_atomic(folder / _MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
             reason = "onnxruntime cannot load it"
             options = _options(ort, threads, "ORT_DISABLE_ALL")
             session = ort.InferenceSession(str(folder / _GRAPH), sess_options=options, providers=_PROVIDERS)
@@ -190,14 +187,14 @@ def _publish(temp: Path, folder: Path, probe_bytes: bytes, ort: Any) -> None:
     files = {}
     for name in (_GRAPH, _WEIGHTS):
         stat = (temp / name).stat()
-        files[name] = {"size": stat.st_size, "sha256": _sha256(temp / name), "mtime_ns": stat.st_mtime_ns}
+        files[name] = {"size": stat.st_size, "sha256": file_sha256(temp / name), "mtime_ns": stat.st_mtime_ns}
     manifest = {
         "format": FORMAT,
         "onnxruntime": ort.__version__,
         "files": files,
         "probe": base64.b64encode(probe_bytes).decode("ascii"),
     }
-    _write_atomic(temp / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    write_bytes_atomic(temp / _MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     try:
         os.rename(temp, folder)
     except OSError:
@@ -208,12 +205,6 @@ def _publish(temp: Path, folder: Path, probe_bytes: bytes, ort: Any) -> None:
     for other in folder.parent.iterdir():
         if other.name.startswith(prefix) and other != folder:
             shutil.rmtree(other, ignore_errors=True)  # the same model for an older onnxruntime or format
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
 
 
 def _sweep(root: Path) -> None:

@@ -30,12 +30,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from fg_agent_id import KeyPair
 
@@ -59,7 +56,6 @@ __all__ = [
     "check_importable",
     "export_memory_file",
     "import_memory_file",
-    "write_bytes_atomic",
 ]
 
 _BATCH = 1000  # records per put_many transaction of a store that has one (SQLite)
@@ -473,20 +469,6 @@ def import_memory_file(
         added = set(report.added)
         report.withdrawn.extend(r.id for r in pending if r.id in added and not view.is_exposed(r))
     return report
-
-
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and rename (no torn file)."""
-    target = Path(path)
-    temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _check_redaction_links(records: list[MemoryRecord], redacted: dict[str, str], path: str | None) -> None:

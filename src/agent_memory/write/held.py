@@ -50,7 +50,7 @@ class PendingRecords:
             self._records[record.id] = record
             return
         from agent_memory.records.note import dump_note
-        from agent_memory.transfer.exchange import write_bytes_atomic
+        from agent_memory.stores.file_io import write_bytes_atomic
 
         self._folder.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(self._folder / f"{record.id[4:]}.md", dump_note(record))

@@ -27,7 +27,6 @@ in-memory store outlives the process).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import loads_json
 from agent_memory.stores.base import RecordStore
+from agent_memory.stores.file_io import write_bytes_atomic
 
 __all__ = ["BATCH_DONE", "BATCH_INTENT", "JOURNAL_FOLDER", "Batch", "Step", "finish_batches", "run_batch"]
 
@@ -256,15 +256,9 @@ def _held(store: RecordStore, version: MemoryRecord) -> bool:
 
 def _save(batch: Batch, folder: Path) -> Path:
     path = folder / f"{batch.key}.json"
-    temp = folder / f".{batch.key}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(batch.to_bytes())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
+        write_bytes_atomic(path, batch.to_bytes(), mode=0o600)
     except OSError as exc:
         raise StoreError(f"cannot write the write journal: {exc.strerror or exc}", path=str(path)) from None
     return path

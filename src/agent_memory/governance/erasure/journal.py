@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from agent_memory.errors import RecordError, StoreError
 from agent_memory.records.wire import format_timestamp, parse_timestamp
+from agent_memory.stores.file_io import write_bytes_atomic
 
 __all__ = ["ERASE_INTENT", "JOURNAL_FOLDER", "ErasurePlan"]
 
@@ -86,16 +86,9 @@ class ErasurePlan:
             sort_keys=True,
         ).encode("utf-8")
         path = folder / f"{self.erasure_id}.json"
-        temp = folder / f".{self.erasure_id}.tmp"
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
+            write_bytes_atomic(path, data, mode=0o600)
         except OSError as exc:
             raise StoreError(
                 f"cannot write the erasure journal: {exc.strerror or exc}", path=str(path)

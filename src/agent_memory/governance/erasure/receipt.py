@@ -246,7 +246,7 @@ def sanitize_memory_file(path: Path, erased: Mapping[str, Any], needles: Sequenc
 
     from agent_memory.errors import AgentMemoryError
     from agent_memory.records.memory_file import MemoryFile
-    from agent_memory.transfer.exchange import write_bytes_atomic
+    from agent_memory.stores.file_io import write_bytes_atomic
 
     try:
         loaded = MemoryFile.loads(path.read_bytes(), path=str(path))
