@@ -426,8 +426,8 @@ class IndexCatalog:
         or went since the index read it, until the next refresh (the next recall, at its next
         full comparison for a note edited in place; ``reindex`` at once).
 
-        A vector index (one that can be *cold*: its model not loaded in the writing process)
-        is judged only when no other index is active: a write may leave its embedding to the
+        A vector index (it can be *cold*: its model not loaded in the writing process) is judged
+        only when no other index is active: a write may leave its embedding to the
         next query, which embeds it before it searches (:mod:`~agent_memory.search.freshness`,
         "Deferred"), so every freshly remembered record would otherwise read as behind,
         depending on which process wrote it; a hand edit or a note written by another program
@@ -440,7 +440,7 @@ class IndexCatalog:
             current = self._fresh.tokens(only=wanted)
             found: set[str] = set()
             holdings = [holding for name in self._active for holding in self._holdings_of(name)]
-            steady = [holding for holding in holdings if not hasattr(holding.index, "cold")]
+            steady = [holding for holding in holdings if holding.index.recipe.kind != "vector"]
             for holding in steady or holdings:
                 found.update(holding.changes(current, partial=True)[0])
                 found.update(rid for rid in wanted if rid not in current and rid in holding.held)

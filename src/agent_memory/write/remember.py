@@ -18,6 +18,7 @@ and one checkpoint of the log, instead of one of each per record.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
@@ -42,10 +43,6 @@ DEFAULT_CONFIDENCE = 0.9
 """Confidence of a record written without one (``remember`` and ``supersede``)."""
 BATCH = 500
 """Texts :meth:`Remember.remember_many` writes per hold of the writer lock."""
-_FIELDS = frozenset(
-    {"text", "source", "type", "kind", "subject", "tags", "occurred_at", "valid_from", "confidence"}
-    | {"namespace", "scope", "taint", "epistemic_status", "evidence"}
-)
 
 
 @dataclass(eq=False)
@@ -407,3 +404,7 @@ class Remember:
                     hint="agent-memory list shows the record ids this Home holds",
                 ) from None
         return ids
+
+
+_FIELDS = frozenset(inspect.signature(Remember.remember).parameters) - {"self", "clean", "now"}
+"""The keys an item of :meth:`Remember.remember_many` may have: ``remember``'s own arguments."""
