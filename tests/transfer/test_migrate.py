@@ -17,6 +17,7 @@ from agent_memory.stores.files import FileStore
 from agent_memory.stores.inmemory import InMemoryStore
 from agent_memory.stores.sqlite import SQLiteStore
 from agent_memory.stores.urls import AdapterStore
+from agent_memory.stores.verified import Signers
 from agent_memory.transfer import migrate as migration
 from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
@@ -307,7 +308,7 @@ def test_a_home_takes_only_versions_signed_by_a_key_it_trusts(tmp_path: Path, ho
     unsigned = InMemoryStore()
     fill(unsigned)
     with pytest.raises(SignatureError, match="version 1 is unsigned"):
-        migration.migrate(unsigned, other.store(), signers={str(other.signer())})
+        migration.migrate(unsigned, other.store(), signers=Signers(other.signer()))
     report, _ = migration.migrate_urls(f"home:{home.root}", f"home:{trusting(other, home).root}", now=T0)
     assert report.verified and len(report.copied) == 3
 

@@ -38,18 +38,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import AgentMemoryError, LogError, RecordNotFound, StoreError
+from agent_memory.errors import AgentMemoryError, LogError, RecordNotFound, SignatureError, StoreError
 from agent_memory.governance.portability import apply_carry, plan_carry
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import utc_now
 from agent_memory.stores.base import BatchPut, RecordStore, check_next_version
 from agent_memory.stores.urls import AdapterStore, StoreURL, parse_store_url
+from agent_memory.stores.verified import Signers
 
 if TYPE_CHECKING:
     from agent_memory.log.base import OperationLog
@@ -181,7 +182,7 @@ def migrate(
     target_log: OperationLog | None = None,
     actor: str = "cli",
     now: datetime | None = None,
-    signers: Collection[str] | None = None,
+    signers: Signers | None = None,
     progress: Progress | None = None,
 ) -> MigrationReport:
     """Copy every version of every record of ``source`` into ``target``, then verify both sides.
@@ -201,10 +202,11 @@ def migrate(
             (``None``: the target cannot keep controls).
         actor: Who appends the carried controls.
         now: Clock for the carried controls' log events.
-        signers: The keys the target trusts, when it signs what it holds (a Home: its own
-            key and ``memory.toml [trust]``): every version must then be signed by one of
-            them, as the target's verified read path would otherwise refuse it. ``None``: a
-            target without a key.
+        signers: Whose signatures the target takes, when it signs what it holds (a Home: its
+            own key and ``memory.toml [trust]``;
+            :class:`~agent_memory.stores.verified.Signers`): every version must then be signed
+            by one of them, as the target's verified read path would otherwise refuse it.
+            ``None``: a target without a key.
         progress: Called with (records done, records) as records are copied, then again
             from zero as they are verified (the CLI's bar).
 
@@ -242,9 +244,7 @@ def migrate(
     return report
 
 
-def verify_signatures(
-    source: RecordStore, ids: Sequence[str], *, signers: Collection[str] | None = None
-) -> None:
+def verify_signatures(source: RecordStore, ids: Sequence[str], *, signers: Signers | None = None) -> None:
     """Check every version of the records ``ids`` of ``source`` at the gate, before anything is copied.
 
     A version that names a signer (``signed_by`` or a ``signature``) must verify, as every
@@ -259,38 +259,40 @@ def verify_signatures(
         SignatureError: Naming the record and the version number that fails.
         ScreenError: Naming the record and the field (``body``) a hazard is in.
     """
-    from agent_memory.errors import SignatureError
-    from agent_memory.records.signing import verify_record
     from agent_memory.write.screen import screen
 
+    gate = signers or Signers()  # the target's verified read path, checked before the copy
     for record_id in ids:
         for number, version in enumerate(source.history(record_id), start=1):
             if version.redacted:
                 continue
             screen(version.body, field="body", clean=True, record_id=record_id)
-            signed = bool(version.signed_by or version.signature)
-            if signed:
-                try:
-                    verify_record(version)
-                except SignatureError as exc:
-                    raise SignatureError(
-                        f"version {number} does not verify ({exc.detail}): a field was changed "
-                        "after it was signed; nothing was migrated",
-                        record_id=record_id,
-                        field=exc.field,
-                        hint="run agent-memory doctor on the source, or restore the version from git",
-                    ) from None
-            if signers is not None and (not signed or version.signed_by not in signers):
-                who = f"signed by {version.signed_by}" if signed else "unsigned"
-                raise SignatureError(
-                    f"version {number} is {who}, and the target Home takes only records signed "
-                    "by its own key or one its memory.toml [trust] names; nothing was migrated",
-                    record_id=record_id,
-                    field="signed_by",
-                    hint="add the source's key to the target's memory.toml [trust] "
-                    "trusted_signers, or export and import instead (records are then signed "
-                    "by the target, tainted when their signer is not trusted)",
-                ) from None
+            try:
+                gate.check(version)
+            except SignatureError as exc:
+                raise _migration_refused(exc, version, number) from None
+
+
+def _migration_refused(exc: SignatureError, version: MemoryRecord, number: int) -> SignatureError:
+    """Word a refusal of :func:`verify_signatures` for migrate: what failed and what to do."""
+    if (version.signed_by or version.signature) and exc.field != "signed_by":
+        return SignatureError(
+            f"version {number} does not verify ({exc.detail}): a field was changed after it was "
+            "signed; nothing was migrated",
+            record_id=version.id,
+            field=exc.field,
+            hint="run agent-memory doctor on the source, or restore the version from git",
+        )
+    who = f"signed by {version.signed_by}" if version.signed_by else "unsigned"
+    return SignatureError(
+        f"version {number} is {who}, and the target Home takes only records signed by its own "
+        "key or one its memory.toml [trust] names; nothing was migrated",
+        record_id=version.id,
+        field="signed_by",
+        hint="add the source's key to the target's memory.toml [trust] trusted_signers, or "
+        "export and import instead (records are then signed by the target, tainted when their "
+        "signer is not trusted)",
+    )
 
 
 def migrate_urls(
@@ -358,7 +360,7 @@ def migrate_urls(
         ends = [(target_end, target_log), *([(source_end, source_log)] if source_end.kind == "home" else [])]
         into = homes.get(target_end.location) if target_end.kind == "home" else None
         signers = (
-            {*filter(None, [into.signer()]), *into.settings.trusted_signers} if into is not None else None
+            Signers(into.signer(), frozenset(into.settings.trusted_signers)) if into is not None else None
         )
         try:
             migrate(
