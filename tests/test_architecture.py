@@ -67,7 +67,7 @@ FRONT_END_ADAPTER_MODULES = frozenset(
         "agent_memory.stores.file_tokens",
         # The review page says a signature verifies only after the one verified check says so.
         "agent_memory.stores.verified",
-        # The one atomic whole-file write (`export`'s MemoryFile, `reindex --golden`'s file).
+        # The one atomic whole-file write (`export`'s MemoryFile, memory.toml when a recipe is switched).
         "agent_memory.stores.file_io",
     }
 )
