@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.home import STALE_GIT_LOCK_SECONDS, Home, commit_message
+from agent_memory.home import Home
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
+from agent_memory.sync.commits import STALE_GIT_LOCK_SECONDS, commit_message
 
 
 @pytest.fixture(autouse=True)

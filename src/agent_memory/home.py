@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
-import shutil
-import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,38 +27,27 @@ from agent_memory.log.anchor import (
     checkpoint_path,
     make_checkpoint,
     record_checkpoint,
-    trailer,
 )
-from agent_memory.log.base import LogEntry, OperationLog
+from agent_memory.log.base import LogEntry
 from agent_memory.log.jsonl import JsonlLog
-from agent_memory.records.record import MemoryRecord
 from agent_memory.records.signing import address_of, load_or_create_identity
-from agent_memory.records.wire import loads_json, utc_now
+from agent_memory.records.wire import utc_now
 from agent_memory.settings import Settings, default_key_file
 from agent_memory.stores.files import FileStore
+from agent_memory.sync import commits
 
 __all__ = [
     "HOME_ENV",
     "MEMORY_MD_PLACEHOLDER",
-    "STALE_GIT_LOCK_SECONDS",
     "Home",
-    "commit_message",
     "resolve_home",
 ]
 
 HOME_ENV = "AGENT_MEMORY_HOME"
-STALE_GIT_LOCK_SECONDS = 120.0
-"""Age from which a ``.git/index.lock`` found under the writer lock is a killed git's leftover."""
-_UNFINISHED_GIT = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 _GITIGNORE = ".cache/\n*.tmp\n.tmp-*\n"
 # .state/ ignores itself, so Homes made before it existed need no change to their .gitignore.
 _STATE_GITIGNORE = (
     "# Usage state of this Home on this machine (touch counts): not committed, not disposable.\n*\n"
-)
-# The Home's own files and folders: none may be a symbolic link (issue 11: links are never followed).
-_PARTS = (
-    *("memory.toml", "notes", "log", "archive", "proposals", "topics", ".cache", ".state"),
-    *("inbox.md", "MEMORY.md", "index.md", "conventions.md", "golden.yaml"),
 )
 _GITATTRIBUTES = "# Note files are exact bytes: no newline translation.\nnotes/** -text\n"
 _CONVENTIONS = (
@@ -110,7 +95,7 @@ class Home:
                 or one of the Home's own files or folders is a symbolic link (never followed).
         """
         root = Path(path).expanduser()
-        for name in _PARTS:
+        for name in commits.HOME_PARTS:  # none may be a symbolic link (issue 11)
             if (root / name).is_symlink():
                 raise ConfigError(
                     "is a symbolic link: a Home never follows links, which may lead out of it",
@@ -352,242 +337,27 @@ class Home:
         return path
 
     def commit(self, message: str, *, only_library_notes: bool = False, since: float | None = None) -> bool:
-        """Commit the Home to git; return False when git is absent or nothing changed.
+        """Commit the Home to git, sealed with the log head (:func:`agent_memory.sync.commits.commit`).
 
-        The message gets an ``Agent-Memory-Checkpoint`` trailer: the log head signed with the
-        Home's key (:mod:`agent_memory.log.anchor`), when the key file is here.
-
-        An unset git identity falls back to ``agent-memory <agent-memory@localhost>`` for
-        this commit only (CI machines have none).
-
-        Args:
-            message: The commit message.
-            only_library_notes: Stage only what the library wrote (issue 18 case 5): under
-                ``notes/`` the version files :meth:`library_note_paths` vouches for, elsewhere
-                the Home's own files changed since ``since`` (:meth:`produced_paths`). A
-                refused or hand-dropped note, a file the Home's layout does not name, and a
-                hand edit made before ``since`` stay unstaged.
-            since: With ``only_library_notes``: when the writes being committed began
-                (``time.time()`` seconds); ``None`` takes every changed file of the layout.
+        Raises:
+            ConfigError: git failed.
         """
-        git = shutil.which("git")
-        if git is None:
-            return False
-        if not (self.root / ".git").exists():
-            _git(git, self.root, "init", "-q", "-b", "main")
-        if only_library_notes:
-            changed = self._changed()  # one walk for both parts
-            notes = [rel for rel in changed if rel.startswith("notes/")]
-            others = [rel for rel in changed if not rel.startswith("notes/")]
-            stage = self.library_note_paths(notes)[0] + self.produced_paths(since, others)[0]
-            if stage:
-                _git(git, self.root, "add", "-A", "--", *stage)
-            if not _git(git, self.root, "diff", "--cached", "--name-only").strip():
-                return False
-        else:
-            _git(git, self.root, "add", "-A")
-            if not _git(git, self.root, "status", "--porcelain").strip():
-                return False
-        identity = []
-        if not _git(git, self.root, "config", "user.email", check=False).strip():
-            identity = ["-c", "user.name=agent-memory", "-c", "user.email=agent-memory@localhost"]
-        # Every commit witnesses the log head it seals (issue 19): a signed trailer that a copy
-        # or clone carries along, where editing the Home's files alone cannot reach.
-        keys = self._keys()
-        try:
-            checkpoint = make_checkpoint(self.log(), keys, self.settings.home_id) if keys else None
-        except AgentMemoryError:
-            checkpoint = None  # a log that cannot be read is reported by log --verify, not here
-        trailers = ["-m", trailer(checkpoint)] if checkpoint is not None else []
-        _git(git, self.root, *identity, "commit", "-q", "-m", message, *trailers)
-        return True
+        return commits.commit(
+            self.root, message, seal=self._seal, only_library_notes=only_library_notes, since=since
+        )
 
     def autocommit(
-        self, message: str, *, since: float | None = None, stale_after: float = STALE_GIT_LOCK_SECONDS
+        self, message: str, *, since: float | None = None, stale_after: float = commits.STALE_GIT_LOCK_SECONDS
     ) -> bool:
-        """Commit the Home's changes after a write, when it is a git repository (DESIGN.md §3, §6).
+        """Commit what the writes since ``since`` produced (:func:`agent_memory.sync.commits.autocommit`).
 
-        Unlike :meth:`commit` this never makes a repository (a Home made with ``git=False``
-        stays without one) and never fails the write that came before it: a commit that git
-        refuses leaves the changes in the working tree, and the next autocommit whose
-        ``since`` is no later takes them along. It stages only what the writes produced
-        (:meth:`commit` with ``only_library_notes``): never a file dropped into the Home by
-        hand, a note ``sync`` refused or an edit made before ``since``. Call it while
-        holding :meth:`writer_lock`, so that a ``.git/index.lock`` older than
-        ``stale_after`` seconds can only be left by a killed git process and is removed.
-
-        Args:
-            message: The commit message (one line; the operations done).
-            since: When the writes being committed began (``time.time()`` seconds: the
-                Memory's open, the command's start, the last commit of a server); ``None``
-                takes every changed file of the Home's layout.
-            stale_after: Age in seconds from which a leftover ``index.lock`` counts as stale.
-
-        Returns:
-            True when a commit was made; False when git is absent, the Home is not a
-            repository, a merge, rebase or cherry-pick is unfinished (a person settles it
-            first), nothing changed, or git refused (the changes wait for the next one).
+        Never fails the write before it; call it holding :meth:`writer_lock`.
         """
-        git = shutil.which("git")
-        dot_git = self.root / ".git"
-        if git is None or not dot_git.is_dir():
-            return False
-        if any((dot_git / name).exists() for name in _UNFINISHED_GIT):
-            return False  # a merge or rebase in progress: committing would seal conflict markers
-        lock = dot_git / "index.lock"
-        try:
-            if time.time() - lock.stat().st_mtime > stale_after:
-                lock.unlink()
-        except FileNotFoundError:
-            pass
-        try:
-            return self.commit(message, only_library_notes=True, since=since)
-        except ConfigError:
-            return False
+        return commits.autocommit(self.root, message, seal=self._seal, since=since, stale_after=stale_after)
 
-    def produced_paths(
-        self, since: float | None, changed: list[str] | None = None
-    ) -> tuple[list[str], list[str]]:
-        """Split changed files outside ``notes/`` into what the writes since ``since`` produced, and the rest.
-
-        A file counts as produced when the Home's layout names it (``memory.toml``, the
-        views, ``inbox.md``, ``conventions.md``, ``golden.yaml``, git's two dot files and the
-        ``log/``, ``archive/``, ``proposals/`` and ``topics/`` folders) and it changed at or
-        after ``since`` (its modification time; any time when ``None``), or was removed. A
-        file of any other name, or one last changed before the writes began, is left out.
-
-        Args:
-            since: When the writes began (``time.time()`` seconds), or ``None``.
-            changed: The changed paths outside ``notes/``, when the caller has them (else
-                git is asked).
-
-        Returns:
-            ``(to stage, left out)``: paths relative to the Home, POSIX separators.
-
-        Raises:
-            ConfigError: git failed.
-        """
-        stage: list[str] = []
-        left: list[str] = []
-        # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
-        start = None if since is None else since - _CLOCK_SLACK
-        for rel in self._changed(".", ":(exclude)notes") if changed is None else changed:
-            try:
-                moved: float | None = (self.root / rel).lstat().st_mtime
-            except FileNotFoundError:
-                moved = None  # removed (an erasure's sanitized holder, a spent proposal)
-            ours = rel in _LAYOUT_FILES or rel.split("/", 1)[0] in _LAYOUT_FOLDERS
-            fresh = moved is None or start is None or moved >= start
-            (stage if ours and fresh else left).append(rel)
-        return stage, left
-
-    def library_note_paths(self, changed: list[str] | None = None) -> tuple[list[str], list[str]]:
-        """Split the changed files under ``notes/`` into what the library wrote and what it did not.
-
-        A version file counts as the library's when it sits at ``notes/<32 hex>/<6 digits>.md``
-        (or ``.json``), reads as a record whose id matches its birth content, is byte for byte
-        what the codec writes for that record, and, when signed, verifies. Anything else — a
-        note dropped in by hand, one ``sync`` refused, a hand edit of a version — is not: it is
-        never staged by an autocommit (issue 18 case 5). A removed file outside the version
-        layout (a new note ``sync`` turned into a record) is staged as removed.
-
-        Args:
-            changed: The changed paths under ``notes/``, when the caller has them (else git
-                is asked).
-
-        Returns:
-            ``(to stage, left out)``: paths relative to the Home, POSIX separators.
-
-        Raises:
-            ConfigError: git failed.
-        """
-        stage: list[str] = []
-        left: list[str] = []
-        for rel in self._changed("notes") if changed is None else changed:
-            target = self.root / rel
-            versioned = _VERSION_FILE.match(rel) is not None
-            if not target.exists():
-                (left if versioned else stage).append(rel)
-            elif versioned and _written_by_library(target):
-                stage.append(rel)
-            else:
-                left.append(rel)
-        return stage, left
-
-    def _changed(self, *pathspec: str) -> list[str]:
-        """Return the paths git reports changed, added or removed under ``pathspec`` (all without one).
-
-        None without git.
-
-        Raises:
-            ConfigError: git failed.
-        """
-        git = shutil.which("git")
-        if git is None:
-            return []
-        out = _git(git, self.root, "status", "--porcelain", "-z", "-uall", "--", *pathspec)
-        return [entry[3:] for entry in filter(None, out.split("\0"))]
-
-
-def commit_message(log: OperationLog, *, since_seq: int) -> str:
-    """Return ``agent-memory: <action> xN, …`` for the log entries after ``since_seq``, or ``""``.
-
-    Actions are counted in the order they first appear; at most 8 are named.
-
-    Raises:
-        LogError: The log cannot be read.
-    """
-    head = log.last()
-    if head is None or head.seq <= since_seq:
-        return ""  # nothing logged since: read no entry (every read-only command closes a Memory)
-    counts: dict[str, int] = {}
-    for entry in log.entries(since_seq=since_seq):
-        counts[entry.action] = counts.get(entry.action, 0) + 1
-    if not counts:
-        return ""
-    named = [f"{action} x{n}" if n > 1 else action for action, n in counts.items()]
-    more = f", and {len(named) - 8} more" if len(named) > 8 else ""
-    return "agent-memory: " + ", ".join(named[:8]) + more
-
-
-_LAYOUT_FOLDERS = frozenset({"log", "archive", "proposals", "topics"})
-_LAYOUT_FILES = frozenset({*_PARTS, ".gitignore", ".gitattributes", ".state/.gitignore"}) - {
-    *_LAYOUT_FOLDERS,
-    *("notes", ".cache", ".state"),
-}
-_CLOCK_SLACK = 0.1  # seconds
-_VERSION_FILE = re.compile(r"\Anotes/[0-9a-f]{32}/[0-9]{6}\.(?:md|json)\Z")
-
-
-def _written_by_library(path: Path) -> bool:
-    """Whether the version file ``path`` is exactly what the store writes for a record that verifies."""
-    from agent_memory.records.note import dump_note, load_note
-    from agent_memory.records.signing import verify_record
-
-    try:
-        data = path.read_bytes()
-        if path.suffix == ".json":
-            record = MemoryRecord.from_wire(loads_json(data, path=str(path)), path=str(path))
-            written = record.canonical_bytes()
-        else:
-            record = load_note(data, path=str(path))
-            written = dump_note(record)
-        if written != data or path.parent.name != record.id.removeprefix("mem:"):
-            return False
-        if record.signed_by or record.signature:
-            verify_record(record)
-    except (AgentMemoryError, OSError):
-        return False
-    return True
-
-
-def _git(git: str, cwd: Path, *args: str, check: bool = True) -> str:
-    result = subprocess.run(  # noqa: S603 - fixed git arguments, no shell
-        [git, *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
-    if check and result.returncode != 0:
-        raise ConfigError(f"git {args[0]} failed: {result.stderr.strip()}", path=str(cwd))
-    return result.stdout
+    def _seal(self) -> Checkpoint | None:
+        keys = self._keys()
+        return make_checkpoint(self.log(), keys, self.settings.home_id) if keys else None
 
 
 def _system_zone() -> str:

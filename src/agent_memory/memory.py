@@ -312,7 +312,7 @@ class Memory:
             # Only a Memory that logged something, in a git repository, reads the log for the
             # commit message (a long log costs seconds) and takes the writer lock to commit.
             if home is not None and moved and (home.root / ".git").is_dir():
-                from agent_memory.home import commit_message
+                from agent_memory.sync.commits import commit_message
 
                 with self.writer.writing():
                     message = commit_message(self.log, since_seq=self._opened_seq)

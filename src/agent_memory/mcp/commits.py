@@ -8,7 +8,7 @@ client or a server left running for days would leave them uncommitted.
 Timing (DESIGN.md §3 "a folder that is also a git repository"): after a write tool call the
 :class:`Committer` waits until no write has come for ``delay`` seconds (default
 :data:`COMMIT_DELAY`) and then commits everything the log gained since its last commit, in one
-commit named by :func:`~agent_memory.home.commit_message`. A steady stream of writes is still
+commit named by :func:`~agent_memory.sync.commits.commit_message`. A steady stream of writes is still
 committed at least every :data:`LONGEST_WAIT` seconds. A commit costs a ``git add -A`` and a
 ``git status`` over the whole tree: ``bench/commits.py`` measured 0.1 s on a new Home, 0.4 s at
 2,000 notes and 1.9 s at 20,000 — 43 times the ``remember`` it follows (docs/benchmarks.md,
@@ -144,7 +144,7 @@ class Committer:
             the Home is not a repository, a merge is unfinished or git refused (logged as a
             warning; the next commit takes the changes along).
         """
-        from agent_memory.home import commit_message
+        from agent_memory.sync.commits import commit_message
 
         if not (self.home.root / ".git").is_dir():
             return False  # not a repository (made with --no-git): read nothing

@@ -4,7 +4,7 @@ The CLI opens a :class:`~agent_memory.memory.Memory` per command and commits the
 closes. A page that answers a click in milliseconds cannot open a 100k-record Home per
 request, so :class:`OpenedMemory` keeps one open and does per action what closing does per
 command: after every write it commits the Home's git repository with the same message
-(:func:`agent_memory.home.commit_message`, under the writer lock) and flushes the salience
+(:func:`agent_memory.sync.commits.commit_message`, under the writer lock) and flushes the salience
 sidecar. Every use of the Memory holds one lock, so the page's requests never interleave
 (other processes still write through the Home's writer lock, as ever).
 
@@ -132,7 +132,7 @@ class OpenedMemory:
             home = self.home
             if home is None or not (home.root / ".git").is_dir():
                 return False
-            from agent_memory.home import commit_message
+            from agent_memory.sync.commits import commit_message
 
             with home.writer_lock():
                 message = commit_message(self.memory.log, since_seq=since)
