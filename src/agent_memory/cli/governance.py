@@ -136,8 +136,7 @@ def review(namespace: str | None, home: str | None, as_json: bool) -> None:
     with _open(home) as memory:
         queue = memory.reviews.queue(namespace=namespace)
         waiting = memory.proposals.pending()
-        book = memory.review_book
-        concerns = {p.id: memory.proposals.trust_warning(p, book) for p in waiting}
+        concerns = {p.id: memory.proposals.trust_warning(p) for p in waiting}
     if as_json:
         proposals = [
             {

@@ -176,7 +176,6 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
     rows = []
     concerns: dict[str, str | None] = {}
     with _open(home) as memory:
-        book = memory.review_book
         for pending in memory.proposals.pending():
             problem, text = "", ""
             try:
@@ -184,7 +183,7 @@ def proposals(home: str | None, diff: bool, to_branch: bool, as_json: bool) -> N
             except AgentMemoryError as exc:
                 problem = str(exc)
             rows.append((pending, problem, text))
-            concerns[pending.id] = memory.proposals.trust_warning(pending, book)
+            concerns[pending.id] = memory.proposals.trust_warning(pending)
         stats = review_stats(memory.log)
         branch = None
         if to_branch and memory.home is not None:  # always set by Memory.open

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
@@ -183,19 +183,16 @@ class ProposalReview:
         decided = verdicts_in(self.writer.log)
         return [p for p in self._filed().values() if p.id not in decided]
 
-    def trust_warning(self, pending: PendingProposal, book: ReviewBook | None = None) -> str | None:
+    def trust_warning(self, pending: PendingProposal) -> str | None:
         """Return why accepting ``pending`` would let tainted text displace a reviewed record, or ``None``.
 
-        The words are :func:`~agent_memory.jobs.proposal_trust.trust_concern`'s.
-
-        Review states come from ``book`` (``self.book`` when omitted), so an approved
-        tainted record counts as reviewed.
+        The words are :func:`~agent_memory.jobs.proposal_trust.trust_concern`'s. Review states
+        come from :attr:`book`, so an approved tainted record counts as reviewed.
 
         Raises:
             LogError: The log cannot be read.
         """
-        reviews = book if book is not None else self.book
-        return trust_concern(self.writer.store, pending, reviews.state_of)
+        return trust_concern(self.writer.store, pending, self.book.state_of)
 
     def accept(
         self, ids: Iterable[str] = (), *, everything: bool = False, now: datetime | None = None
@@ -229,12 +226,11 @@ class ProposalReview:
         """
         with self._deciding(ids, everything=everything, verb="accept", now=now) as (stamp, outcome, chosen):
             view = self.gate.view()  # accept writes no control: one reading of them serves the call
-            book = self.book
             for proposal_id, pending in chosen:
                 try:
                     planned = revalidate(self.writer.store, pending, now=stamp)
                     self.writer.admit(planned, path=self._file_of(pending))  # the gate, before signing
-                    versions = self._signed(planned)
+                    versions = self.writer.sign_unsigned(planned)
                 except AgentMemoryError as exc:
                     outcome.refused.append((proposal_id, str(exc)))
                     continue
@@ -242,7 +238,7 @@ class ProposalReview:
                 if hidden is not None:
                     outcome.refused.append((proposal_id, f"withdrawn: {hidden.reason}"))
                     continue
-                concern = self.trust_warning(pending, book)
+                concern = self.trust_warning(pending)
                 if concern is not None and everything:
                     why = "--all never applies it: accept it by its id (needs the approve grant)"
                     outcome.refused.append((proposal_id, f"{concern}; {why}"))
@@ -346,9 +342,11 @@ class ProposalReview:
             restored: dict[str, str] = {}
             moves = compensation(self.writer, pending, created, stamp, restored)
             self.writer.admit(moves, path=self._file_of(pending), copies=restored)  # the gate
-            versions = self._signed(moves)
+            versions = self.writer.sign_unsigned(moves)
             latest = {v.id: v for v in versions}  # what each record will be once the moves are put
-            disputes = self._signed(disputes_of_restored(self.writer, restored, stamp, proposal_id, latest))
+            disputes = self.writer.sign_unsigned(
+                disputes_of_restored(self.writer, restored, stamp, proposal_id, latest)
+            )
             latest.update((v.id, v) for v in disputes)
             touched = sorted({*dict(accepted.get("written", {})), *latest})
             after = {i: basis_of(latest[i] if i in latest else self.writer.store.get(i)) for i in touched}
@@ -385,15 +383,16 @@ class ProposalReview:
         self.writer.actors.require(self.writer.actor, "approve", action=f"{verb} maintenance proposals")
         outcome = Outcome()
         with self.writer.writing():
-            pending = {p.id: p for p in self.pending()}
+            decided = verdicts_in(self.writer.log)
+            pending = {p.id: p for p in self._filed().values() if p.id not in decided}
             wanted = sorted(pending) if everything else list(dict.fromkeys(ids))
             for proposal_id in wanted:
                 if proposal_id not in pending:
-                    outcome.refused.append((proposal_id, self._unknown(proposal_id)))
+                    outcome.refused.append((proposal_id, self._unknown(proposal_id, decided)))
             yield stamp, outcome, [(i, pending[i]) for i in wanted if i in pending]
 
-    def _unknown(self, proposal_id: str) -> str:
-        if proposal_id in verdicts_in(self.writer.log):
+    def _unknown(self, proposal_id: str, decided: Mapping[str, object]) -> str:
+        if proposal_id in decided:
             return f"proposal {proposal_id} was already decided"
         where = f"under {PENDING_FOLDER}" if self.shelf.folder is not None else "filed in this Memory"
         return f"no pending proposal {proposal_id} {where}"
@@ -402,14 +401,6 @@ class ProposalReview:
         """The proposal's live file, named in a refusal (``None`` without a Home's shelf)."""
         folder = self.shelf.folder
         return str(folder / f"{pending.id}.json") if folder is not None else None
-
-    def _signed(self, versions: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Sign every unsigned version with the Home's key, as ``remember`` signs what it writes.
-
-        A version signed already (a correction record, or a record carrying another trusted
-        signer's signature) keeps its signature; without an identity nothing changes.
-        """
-        return [v if v.signature else self.writer.sign(v) for v in versions]
 
     def _journaled(self, key: str, steps: tuple[Step, ...], stamp: datetime) -> None:
         """Write ``steps`` as one journaled batch (:mod:`agent_memory.write.journal`).
