@@ -88,7 +88,7 @@ def _build_erasure(m: Memory) -> Erasure:
 def _build_imports(m: Memory) -> Imports:
     from agent_memory.transfer.imports import Imports
 
-    return Imports(m.writer, erasure=m.erasure, secrets=m.secrets, home=m.home)
+    return Imports(m.writer, erasure=m.erasure, secrets=m.secrets)
 
 
 class Memory:

@@ -85,6 +85,3 @@ class OnWriter(Generic[T]):
 
     def __set__(self, memory: Any, value: T) -> None:
         setattr(memory.writer, self._name, value)
-
-
-# The services a command may never use, imported when first built (issue 24 item 3).

@@ -19,7 +19,6 @@ from agent_memory.transfer.exchange import ImportReport, import_memory_file
 if TYPE_CHECKING:
     from agent_memory.governance.erasure.erase import Erasure
     from agent_memory.governance.secrets import SecretsSettings
-    from agent_memory.home import Home
     from agent_memory.records.memory_file import MemoryFile
     from agent_memory.records.record import MemoryRecord
     from agent_memory.write.writer import Writer
@@ -35,14 +34,12 @@ class Imports:
         writer: The Memory's Writer: lock, clock, store, log, indexes, key and who acts.
         erasure: The erase verb, which a trusted file's tombstones go through.
         secrets: The Home's ``[secrets]`` policy, for the texts the file brings.
-        home: The Home (its ``memory.toml [trust]`` signers), or ``None``.
     """
 
     writer: Writer
     _: KW_ONLY
     erasure: Erasure
     secrets: SecretsSettings
-    home: Home | None
 
     def import_file(
         self,
@@ -74,12 +71,8 @@ class Imports:
                 ``import_memory_file``; nothing is written.
         """
         stamp = self.writer.clock(now)
-        home = self.home
-        trusted = {
-            *trusted_signers,
-            *(home.settings.trusted_signers if home is not None else ()),
-            *([address] if (address := self.writer.address()) is not None else []),
-        }
+        kept = self.writer.catalog.signers.keys()  # the Home's key and memory.toml [trust]
+        trusted = {*trusted_signers, *kept}
         erasures: list[str] = []
 
         def erase(tombstones: Sequence[MemoryRecord]) -> None:
@@ -113,7 +106,7 @@ class Imports:
                 actor=self.writer.actor,
                 secrets=self.secrets,
                 sign=self.writer.sign if self.writer.identity is not None else None,
-                keep_signed_by=self.writer.catalog.signers.keys(),
+                keep_signed_by=kept,
                 erase=erase,
                 may_erase=self.writer.actors.may(self.writer.actor, "erase"),
                 now=stamp,
