@@ -123,7 +123,6 @@ def review_queue(
     Raises:
         LogError: The log cannot be read (review events or withdrawal controls).
     """
-    reviews = book
     view = gate.view()
     pending_reasons = {
         entry.record_ids[0]: str(entry.details.get("reason", ""))
@@ -132,7 +131,7 @@ def review_queue(
     }
     candidates: list[tuple[MemoryRecord, str, str]] = []
     for record in records:
-        if record.state in _LIVE and reviews.state_of(record) == "quarantined":
+        if record.state in _LIVE and book.state_of(record) == "quarantined":
             candidates.append((record, "quarantined", f"tainted: {', '.join(record.taint or ())}"))
     for record in sorted(pending.list(), key=lambda r: (r.created_at, r.id)):
         why = pending_reasons.get(record.id) or "its subject is already disputed"
@@ -145,7 +144,7 @@ def review_queue(
         if not view.is_exposed(record):
             withdrawn += 1
             continue
-        items.append(ReviewItem(record, queue, reviews.state_of(record), why))
+        items.append(ReviewItem(record, queue, book.state_of(record), why))
     return ReviewQueue(tuple(items), withdrawn)
 
 

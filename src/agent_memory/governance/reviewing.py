@@ -159,9 +159,7 @@ class Reviews:
             ScreenError: Its body fails the screen; nothing written.
         """
         stamp = self.writer.clock(now)
-        self.writer.actors.require(
-            self.writer.actor, "approve", record_id=record_id, action=f"accept {record_id}"
-        )
+        self._require_approve(record_id, f"accept {record_id}")
         with self.writer.writing():
             record = self.pending.get(record_id)
             if self.writer.store.contains(record.id):
@@ -207,9 +205,7 @@ class Reviews:
             RecordError: The pending note file is malformed (naming it); nothing changed.
         """
         stamp = self.writer.clock(now)
-        self.writer.actors.require(
-            self.writer.actor, "approve", record_id=record_id, action=f"decline {record_id}"
-        )
+        self._require_approve(record_id, f"decline {record_id}")
         with self.writer.writing():
             record = self.pending.get(record_id)
             self.writer.log.append(
@@ -245,6 +241,7 @@ class Reviews:
         )
 
     def _require_approve(self, record_id: str, action: str) -> None:
+        """Refuse unless the actor holds the ``approve`` grant (AuthorityError naming ``action``)."""
         self.writer.actors.require(self.writer.actor, "approve", record_id=record_id, action=action)
 
 

@@ -115,11 +115,7 @@ class Recall:
             # Each is asked of a candidate more than once (successors, then the selection):
             # verified and judged once per recall.
             plain = functools.cache(
-                verified_lookup(
-                    lookup_versions(store.get, store.history, as_of),
-                    catalog.signers.home,
-                    catalog.signers.trusted,
-                )
+                verified_lookup(lookup_versions(store.get, store.history, as_of), catalog.signers)
             )
             with one_pass():  # the gate and the review book read the log's head once
                 result = select(

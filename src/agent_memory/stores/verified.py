@@ -182,16 +182,16 @@ def verified_history(
 
 
 def verified_lookup(
-    lookup: Callable[[str], MemoryRecord | None], home_signer: str | None, trusted: Collection[str] = ()
+    lookup: Callable[[str], MemoryRecord | None], signers: Signers
 ) -> Callable[[str], MemoryRecord | None]:
-    """Wrap a record lookup so that a version failing :func:`check_version` reads as absent (``None``)."""
+    """Wrap a record lookup so that a version failing :meth:`Signers.check` reads as absent (``None``)."""
 
     def verified(record_id: str) -> MemoryRecord | None:
         record = lookup(record_id)
         if record is None:
             return None
         try:
-            check_version(record, home_signer=home_signer, trusted=trusted)
+            signers.check(record)
         except SignatureError:
             return None
         return record
