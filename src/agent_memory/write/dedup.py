@@ -309,9 +309,9 @@ class WriteKeys:
             self._catch_up(
                 [rid for rid in sorted(wanted) if changes.tokens.get(rid, "") != self.table.token(rid)], []
             )
-        marks: dict[str, str | None] = {"mark": str(changes.mark), "removals": str(changes.removals)}
+        marks = {"mark": str(changes.mark), "removals": str(changes.removals)}
         if marks != held_marks:  # a write transaction only when the feed moved
-            self.table.set_meta({key: str(value) for key, value in marks.items()})
+            self.table.set_meta(marks)
 
     def _catch_up(self, wanted: Sequence[str], gone: Sequence[str]) -> None:
         """Read ``wanted`` in chunks, each committed (a long first fill keeps its progress)."""

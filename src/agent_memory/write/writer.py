@@ -130,11 +130,7 @@ class Writer:
         Raises:
             SignatureError: As :func:`~agent_memory.stores.verified.check_version`.
         """
-        from agent_memory.stores.verified import check_version
-
-        check_version(
-            record, home_signer=self.catalog.signers.home, trusted=self.catalog.signers.trusted, path=path
-        )
+        self.catalog.signers.check(record, path=path)
 
     def admit(
         self, versions: Sequence[MemoryRecord], *, path: str | None = None, copies: Iterable[str] = ()
