@@ -34,6 +34,7 @@ from agent_memory.home import Home, commit_message
 from agent_memory.memory import Memory
 from agent_memory.records.note import dump_note
 from agent_memory.records.record import MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
 
 HEADING = "## MCP commits"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,7 +64,7 @@ def filled_home(folder: Path, notes: int) -> Home:
         )
         note = folder / "notes" / record.id[4:] / "000001.md"
         note.parent.mkdir(parents=True)
-        note.write_bytes(dump_note(record))
+        note.write_bytes(dump_note(sign_record(record, home.identity())))
     home.commit("filler notes")
     return home
 

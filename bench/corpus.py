@@ -187,3 +187,16 @@ def scale_texts(count: int, *, seed: int = 13) -> Iterator[tuple[str, str]]:
         seen.add(note)
         made += 1
         yield note, "mix/" + "+".join(str(i) for i in picks)
+
+
+def signed(records: list[Any], keys: Any) -> list[Any]:
+    """Sign every record with ``keys`` in place, as the Home that stores them does, and return the list.
+
+    A Home's verified read path refuses an unsigned version ("its signature was removed"), so
+    a benchmark that writes notes straight to ``notes/`` (as a copy or a git pull would) signs
+    them with the Home's key first, or every recall would be measured on unreadable notes.
+    """
+    from agent_memory.records.signing import sign_record
+
+    records[:] = [sign_record(record, keys) for record in records]
+    return records

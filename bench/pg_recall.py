@@ -136,9 +136,10 @@ def build(size: int, work: Path, dsn: str) -> tuple[Any, Any, dict[str, float]]:
     if (
         saved.get("dsn") != dsn
         or saved.get("size") != size
+        or not saved.get("signed")
         or not (work / "sqlite" / "store.sqlite").is_file()
     ):
-        records = make_records(list(corpus.scale_texts(size)))
+        records = corpus.signed(make_records(list(corpus.scale_texts(size))), home.identity())
         shutil.rmtree(work / "sqlite", ignore_errors=True)
         shutil.rmtree(work / "pg", ignore_errors=True)
         (work / "sqlite").mkdir()
@@ -155,7 +156,7 @@ def build(size: int, work: Path, dsn: str) -> tuple[Any, Any, dict[str, float]]:
             for record in records:
                 pg_store.put(record)
         built["postgres_fill_s"] = time.perf_counter() - started
-        saved = {"dsn": dsn, "size": size, "base": base}
+        saved = {"dsn": dsn, "size": size, "base": base, "signed": True}
     for name in ("salience.json",):  # every run starts with no touches, so rankings repeat
         (work / "sqlite" / name).unlink(missing_ok=True)
         (work / "pg" / name).unlink(missing_ok=True)

@@ -54,6 +54,7 @@ from agent_memory.memory import Memory
 from agent_memory.records.lifecycle import begin_transition, supersede
 from agent_memory.records.note import dump_note
 from agent_memory.records.record import Kind, MemoryRecord, Provenance
+from agent_memory.records.signing import sign_record
 from agent_memory.search.catalog import FULL_CHECK_SECONDS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -145,11 +146,12 @@ def fill_home(root: Path, versions: Sequence[MemoryRecord], recipe: str) -> Home
     text = settings.read_text(encoding="utf-8")
     settings.write_text(text.replace('# recipes = ["hybrid"]', f'recipes = ["{recipe}"]'), encoding="utf-8")
     counts: dict[str, int] = {}
+    keys = home.identity()
     for version in versions:
         folder = root / "notes" / version.id.removeprefix("mem:")
         folder.mkdir(parents=True, exist_ok=True)
         counts[version.id] = counts.get(version.id, 0) + 1
-        (folder / f"{counts[version.id]:06d}.md").write_bytes(dump_note(version))
+        (folder / f"{counts[version.id]:06d}.md").write_bytes(dump_note(sign_record(version, keys)))
     return home
 
 

@@ -195,7 +195,7 @@ def open_memory(backend: str, size: int, work: Path, dsn: str | None) -> Any:
         Home.init(folder / "home", timezone="UTC", key_file=folder / "bench.key", git=False, now=NOW)
     os.environ["XDG_CONFIG_HOME"] = str(folder / "config")
     home = Home.open(folder / "home")
-    records = [] if built else make_records(list(corpus.scale_texts(size)))
+    records = [] if built else corpus.signed(make_records(list(corpus.scale_texts(size))), home.identity())
     salience = Salience(home.cache_dir / "salience.json")
     if backend == "files":
         from agent_memory.records.note import dump_note

@@ -158,6 +158,7 @@ def open_backend(
 
     home = Home.init(work / "home", timezone="UTC", key_file=work / "bench.key", git=False, now=NOW)
     identity = home.identity()
+    corpus.signed(records, identity)
     salience = Salience(home.cache_dir / "salience.json")
     if backend == "files":
         for record in records:  # as a copy or a git pull would leave them: no fsync per file

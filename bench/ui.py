@@ -94,13 +94,14 @@ def build(folder: Path, count: int) -> Path:
     from agent_memory.home import Home
     from agent_memory.records.note import dump_note
     from agent_memory.records.record import MemoryRecord, Provenance
+    from agent_memory.records.signing import sign_record
 
     root = folder / "home"
     if (folder / "built").exists():
         return root
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    Home.init(root, timezone="UTC", key_file=folder / "bench.key", git=False, now=NOW)
+    keys = Home.init(root, timezone="UTC", key_file=folder / "bench.key", git=False, now=NOW).identity()
     settings = root / "memory.toml"
     text = settings.read_text(encoding="utf-8")
     settings.write_text(text.replace('# recipes = ["hybrid"]', 'recipes = ["bm25"]'), encoding="utf-8")
@@ -115,7 +116,7 @@ def build(folder: Path, count: int) -> Path:
         )
         note = root / "notes" / record.id.removeprefix("mem:")
         note.mkdir(parents=True, exist_ok=True)
-        (note / "000001.md").write_bytes(dump_note(record))
+        (note / "000001.md").write_bytes(dump_note(sign_record(record, keys)))
     from agent_memory.memory import Memory
 
     with Memory.open(root) as memory:  # the BM25 index, built here rather than inside a timed request
