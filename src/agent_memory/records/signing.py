@@ -24,6 +24,7 @@ from fg_agent_id.keyfile import load_keys
 from fg_agent_id.signing import decode_signature
 
 from agent_memory.errors import RecordError, SignatureError
+from agent_memory.records import proofs
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import canonical_json
 
@@ -131,9 +132,15 @@ def sign_record(record: MemoryRecord, keys: KeyPair) -> MemoryRecord:
 def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
     """Verify a record's signature by its ``signed_by`` address.
 
+    A copy of a cached version whose copy has verified before is not checked again
+    (:mod:`.proofs`); every other record is.
+
     Raises:
         SignatureError: ``signed_by`` or ``signature`` is missing, or the signature fails.
     """
+    proof = proofs.proof_of(record)
+    if proof is not None and proof.verified:
+        return
     try:
         if not record.signed_by:
             raise SignatureError("the record is not signed (no signed_by)", field="signed_by")
@@ -142,6 +149,8 @@ def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
         verify_payload(record.signed_by, CONTEXT_RECORD, _record_payload(record), record.signature)
     except SignatureError as exc:
         raise exc.located(path=path, record_id=record.id) from None
+    if proof is not None:
+        proof.verified = True
 
 
 def load_or_create_identity(path: str | os.PathLike[str]) -> KeyPair:

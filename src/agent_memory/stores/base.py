@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.records.proofs import Proof
+from agent_memory.records.proofs import forget as forget_proofs
 from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
 
 __all__ = [
@@ -174,7 +176,9 @@ class RecordCache:
     (issue 10). An adapter keys each entry by something that changes whenever the stored
     bytes do (a file's inode, size and times; a row's version and bytes), so a hit is
     always the record those bytes hold. Each hit is a copy whose ``slots`` and ``extra``
-    are the caller's own, as a fresh parse would give.
+    are the caller's own, as a fresh parse would give. Every copy of one entry (and the
+    record it was made from) shares the entry's :class:`~agent_memory.records.proofs.Proof`:
+    once one of them verifies, the others are not checked again.
 
     Args:
         size: Records kept; the least recently used go first.
@@ -182,23 +186,26 @@ class RecordCache:
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._items: OrderedDict[Hashable, MemoryRecord] = OrderedDict()
+        self._items: OrderedDict[Hashable, Proof] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> MemoryRecord | None:
         """Return a copy of the record cached under ``key``, or ``None``."""
         with self._lock:
-            record = self._items.get(key)
-            if record is None:
+            proof = self._items.get(key)
+            if proof is None:
                 return None
             self._items.move_to_end(key)
-        return _clone(record)
+        copy = _clone(proof.record)
+        proof.register(copy)
+        return copy
 
     def put(self, key: Hashable, record: MemoryRecord) -> None:
-        """Keep a private copy of ``record`` under ``key``."""
-        kept = _clone(record)
+        """Keep a private copy of ``record`` (just parsed from the bytes ``key`` names) under ``key``."""
+        proof = Proof(_clone(record))
+        proof.register(record)
         with self._lock:
-            self._items[key] = kept
+            self._items[key] = proof
             self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
@@ -207,6 +214,7 @@ class RecordCache:
         """Forget every record (erasure: no erased content stays in memory)."""
         with self._lock:
             self._items.clear()
+        forget_proofs()
 
 
 _FIELDS = tuple(name for name in MemoryRecord.__slots__ if name not in ("slots", "extra"))
