@@ -11,8 +11,8 @@ its own):
 - ``postgres``: :class:`PostgresStore` + :class:`PostgresLog` + :class:`PgTextIndex` and
   :class:`PgVectorIndex` (HNSW) on a private cluster started as ``tests/pg.py`` does.
 
-Search is BM25 beside vectors of the :class:`HashEmbedder` (256 dimensions) at every size:
-search speed depends on the vectors' width, not on the model, and the real model's
+Search is BM25 beside vectors of the :class:`HashEmbedder` (384 dimensions, MiniLM's width) at every
+size: search speed and memory depend on the vectors' width, not on the model, and the real model's
 embedding throughput is measured separately (its time to embed each tier is given). Each
 cost is paired with its baseline from the same process: remember (``Memory.remember``,
 signed, deduped, logged, indexed) against the store's own ``put``; recall against the bare
@@ -57,6 +57,8 @@ BUDGET_S = 30.0
 MINIMUM = 3
 BATCH = 500  # texts per remember_many call (its own default batch)
 TOPICS = ("work", "family", "travel", "health", "hobby", "food", "money", "friends")
+WIDTH = 384
+"""Vector dimensions: MiniLM's, so the index and its memory are laid out as the default recipe's."""
 
 
 def rss_mb() -> float:
@@ -166,7 +168,7 @@ def open_backend(
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "000001.md").write_bytes(dump_note(record))
         store = home.store()
-        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder())
+        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder(WIDTH))
         keys = WriteKeys.for_home(home.cache_dir, store, read_all=catalog.readable_records)
         memory = Memory(  # as Memory.open builds it, with the hash vectors
             store,
@@ -186,7 +188,7 @@ def open_backend(
         store = SQLiteStore(work / "store.sqlite")
         for start in range(0, len(records), 1000):
             store.put_many(records[start : start + 1000])
-        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder())
+        catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder(WIDTH))
         memory = Memory(store, SQLiteLog(work / "log.sqlite"), catalog, identity=identity, salience=salience)
         return memory, lambda: folder_bytes(work) - folder_bytes(home.root / "notes")
     assert dsn is not None
@@ -202,7 +204,7 @@ def open_backend(
         store.put(record)
     indexes = {
         "bm25": PgTextIndex(dsn, schema=schemas[2], name="fulltext"),
-        "vectors": PgVectorIndex(dsn, HashEmbedder(), schema=schemas[2], name="vectors"),
+        "vectors": PgVectorIndex(dsn, HashEmbedder(WIDTH), schema=schemas[2], name="vectors"),
     }
     catalog = IndexCatalog(store, indexes, folder=home.cache_dir / "indexes")
     memory = Memory(store, PostgresLog(dsn, schema=schemas[1]), catalog, identity=identity, salience=salience)

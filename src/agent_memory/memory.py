@@ -344,20 +344,28 @@ class Memory:
     def status(self) -> dict[str, Any]:
         """Return counts by state, type and kind, open disputes, pending records and index status."""
         with self._lock:
-            records = self.catalog.readable_records()
-            disputes = {tuple(sorted(r.transition.sides)) for r in records if r.transition is not None}
+            # One pass that keeps no record: a Home of 100,000 records is never held at once.
+            states: Counter[str] = Counter()
+            types: Counter[str] = Counter()
+            kinds: Counter[str] = Counter()
+            disputes: set[tuple[str, ...]] = set()
+            quarantined = 0
+            for r in self.catalog.each_readable():
+                states[r.state.value] += 1
+                types[r.type.value] += 1
+                kinds[r.effective_kind.value] += 1
+                if r.transition is not None:
+                    disputes.add(tuple(sorted(r.transition.sides)))
+                if r.state in LIVE_STATES and self.review_book.state_of(r) == "quarantined":
+                    quarantined += 1
             return {
-                "records": len(records),
-                "by_state": _count(r.state.value for r in records),
-                "by_type": _count(r.type.value for r in records),
-                "by_kind": _count(r.effective_kind.value for r in records),
+                "records": sum(states.values()),
+                "by_state": _count(states),
+                "by_type": _count(types),
+                "by_kind": _count(kinds),
                 "open_disputes": len(disputes),
                 "pending": len(self.pending.list()),
-                "quarantined": sum(
-                    1
-                    for r in records
-                    if r.state in LIVE_STATES and self.review_book.state_of(r) == "quarantined"
-                ),
+                "quarantined": quarantined,
                 "agent": self.writer.address(),
                 "maintenance": _review_stats(self.log),
                 "search": self.catalog.describe(),
@@ -366,8 +374,8 @@ class Memory:
             }
 
 
-def _count(values: Iterable[str]) -> dict[str, int]:
-    return dict(sorted(Counter(values).items()))
+def _count(counts: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
 
 
 def _review_stats(log: OperationLog) -> dict[str, Any]:

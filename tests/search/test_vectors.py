@@ -301,3 +301,22 @@ def test_a_similarity_floor_drops_weak_matches_and_is_part_of_the_recipe() -> No
     assert index.recipe.params["min_similarity"] == "0.50"
     with pytest.raises(ValueError, match="min_similarity"):
         VectorIndex(":memory:", HashEmbedder(), min_similarity=1.5)
+
+
+def test_a_matrix_read_in_chunks_ranks_as_one_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.search import vectors
+
+    path = tmp_path / "vectors.sqlite"
+    records = [record(f"red kite number {n} over hill {n % 3}") for n in range(11)]
+    with VectorIndex(path, HashEmbedder(64)) as writer:
+        writer.index(records)
+        whole = writer.query("red kite hill 2", k=20)
+    monkeypatch.setattr(vectors, "_LOAD_CHUNK", 3)  # 11 rows: four chunks, the last one short
+    with VectorIndex(path, HashEmbedder(64)) as reader:
+        assert reader.query("red kite hill 2", k=20) == whole
+        added = record("red kite hill 2 at dusk")
+        reader.index([added])  # the matrix grows past the rows it was loaded with
+        assert reader.query("red kite hill 2 at dusk", k=1)[0].record_id == added.id
+    assert len(whole) == 11

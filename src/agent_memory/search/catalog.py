@@ -48,7 +48,7 @@ from agent_memory.search.recipes import (
 )
 from agent_memory.stores.base import RecordStore
 from agent_memory.stores.file_tokens import change_signal
-from agent_memory.stores.verified import Signers, read_verified
+from agent_memory.stores.verified import Refusal, Signers, iter_verified, read_verified
 
 __all__ = ["FULL_CHECK_SECONDS", "IndexCatalog", "Progress"]
 
@@ -383,9 +383,23 @@ class IndexCatalog:
         signers = self._fresh.signers
         reading = read_verified(self.store, home_signer=signers.home, trusted=signers.trusted)
         for refusal in reading.refused:
-            if isinstance(refusal.error, StoreError | SignatureError):
-                self._fresh.problems[refusal.record_id] = refusal.error
+            self._refused(refusal)
         return list(reading.records)
+
+    def each_readable(self) -> Iterator[MemoryRecord]:
+        """Yield what :meth:`readable_records` returns, in id order, a thousand records read at a time.
+
+        For a pass over every record that keeps none of them (counts, a search): memory stays
+        bounded however large the Home (:func:`~agent_memory.stores.verified.iter_verified`).
+        """
+        signers = self._fresh.signers
+        yield from iter_verified(
+            self.store, home_signer=signers.home, trusted=signers.trusted, refused=self._refused
+        )
+
+    def _refused(self, refusal: Refusal) -> None:
+        if isinstance(refusal.error, StoreError | SignatureError):
+            self._fresh.problems[refusal.record_id] = refusal.error
 
     def sign_as(self, signers: Signers) -> None:
         """Name whose signatures the Home takes: its own key and ``memory.toml [trust]``.

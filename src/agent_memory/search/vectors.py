@@ -72,6 +72,8 @@ FLOORS: tuple[Floor, ...] = ("each", "best")
 
 _SCHEMA_TAG = "agent-memory-vectors/1"
 _BATCH = 500
+_LOAD_CHUNK = 4096
+"""Rows read at a time when the matrix is loaded (about 6 MB of 384-d vectors)."""
 _BUSY_TIMEOUT_MS = 5000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -429,21 +431,31 @@ class VectorIndex(SharedConnection):
         version = self._conn.execute("PRAGMA data_version").fetchone()[0]
         if self._matrix is None or version != self._data_version:
             self._data_version = version
+            # Read in chunks straight into the matrix: the stored vectors are never all held
+            # twice (100k rows of 384 float32s are 154 MB; issue 23's memory aim).
+            (count,) = self._conn.execute("SELECT count(*) FROM entries").fetchone()
+            matrix = np.zeros((max(16, count), self._dimensions), dtype=np.float32, order="F")
+            ids: list[str] = []
+            threads: list[str | None] = []
             rows = self._conn.execute(
                 "SELECT e.record_id, v.vector, e.thread FROM entries e"
                 " JOIN vectors v ON v.text_hash = e.text_hash AND v.embedder = ? ORDER BY e.record_id",
                 (self._key,),
-            ).fetchall()
-            self._ids = [record_id for record_id, _, _ in rows]
-            self._rows = {record_id: i for i, record_id in enumerate(self._ids)}
-            self._matrix = np.zeros((max(16, len(rows)), self._dimensions), dtype=np.float32, order="F")
-            if rows:
-                self._matrix[: len(rows)] = self._decode(b"".join(blob for _, blob, _ in rows))
+            )
+            while chunk := rows.fetchmany(_LOAD_CHUNK):
+                start = len(ids)
+                if start + len(chunk) > len(matrix):  # rows added since the count: grow
+                    matrix = self._grown(matrix, start + len(chunk))
+                matrix[start : start + len(chunk)] = self._decode(b"".join(blob for _, blob, _ in chunk))
+                ids.extend(record_id for record_id, _, _ in chunk)
+                threads.extend(thread for _, _, thread in chunk)
+            self._ids, self._matrix = ids, matrix
+            self._rows = {record_id: i for i, record_id in enumerate(ids)}
             if self.thread_weight:
                 from agent_memory.search.thread_means import ThreadMeans
 
                 self._means = ThreadMeans(self._dimensions)
-                self._means.load([thread for _, _, thread in rows], self._matrix)
+                self._means.load(threads, self._matrix)
         return self._matrix
 
     def _scores(self, matrix: Vectors, query: Vectors) -> Vectors:
@@ -467,20 +479,25 @@ class VectorIndex(SharedConnection):
             return np.asarray(summed, dtype=np.float32)
         return rows @ query
 
+    @staticmethod
+    def _grown(matrix: Vectors, needed: int) -> Vectors:
+        """Return a column-major copy of ``matrix`` with room for at least ``needed`` rows (twice as many)."""
+        import numpy as np
+
+        grown = np.zeros((max(needed, 2 * len(matrix)), matrix.shape[1]), dtype=np.float32, order="F")
+        grown[: len(matrix)] = matrix
+        return grown
+
     def _set_rows(self, items: list[tuple[str, Vectors, str | None]]) -> None:
         if self._matrix is None:
             return
-        import numpy as np
-
         for record_id, vector, thread in items:
             row = self._rows.get(record_id)
             old = None if row is None else self._matrix[row].copy()
             if row is None:
                 row = len(self._ids)
                 if row == len(self._matrix):
-                    grown = np.zeros((2 * row, self._dimensions), dtype=np.float32, order="F")
-                    grown[:row] = self._matrix
-                    self._matrix = grown
+                    self._matrix = self._grown(self._matrix, row + 1)
                 self._ids.append(record_id)
                 self._rows[record_id] = row
             self._matrix[row] = vector

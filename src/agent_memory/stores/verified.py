@@ -24,7 +24,7 @@ returns or prints its :class:`Refusal`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from agent_memory.errors import AgentMemoryError, RecordNotFound, SignatureError, StoreError
@@ -37,6 +37,7 @@ __all__ = [
     "Refusal",
     "Signers",
     "check_version",
+    "iter_verified",
     "read_verified",
     "verified_get",
     "verified_history",
@@ -243,6 +244,41 @@ def read_verified(
         records.append(record)
     records.sort(key=lambda r: (r.created_at, r.id))
     return Reading(tuple(records), tuple(refused))
+
+
+def iter_verified(
+    store: RecordStore,
+    *,
+    home_signer: str | None = None,
+    trusted: Collection[str] = (),
+    chunk: int = 1000,
+    refused: Callable[[Refusal], None] = lambda refusal: None,
+) -> Iterator[MemoryRecord]:
+    """Yield the latest version of every record that verifies, ``chunk`` records read at a time.
+
+    :func:`read_verified` in bounded memory (issue 23: a count over 100,000 records held them
+    all at once): records come in id order, not ``(created_at, id)``, and each one refused is
+    passed to ``refused``. A store that cannot list its ids is read whole, as
+    :func:`read_verified` reads it.
+
+    Raises:
+        StoreError: The store itself cannot be listed (its folder or database unreadable).
+    """
+    tokens = getattr(store, "version_tokens", None)
+    if not callable(tokens):
+        reading = read_verified(store, home_signer=home_signer, trusted=trusted)
+        for refusal in reading.refused:
+            refused(refusal)
+        yield from reading.records
+        return
+    ids = sorted(tokens())
+    for start in range(0, len(ids), chunk):
+        reading = read_verified(
+            store, home_signer=home_signer, trusted=trusted, record_ids=ids[start : start + chunk]
+        )
+        for refusal in reading.refused:
+            refused(refusal)
+        yield from sorted(reading.records, key=lambda r: r.id)
 
 
 def _every_id(store: RecordStore) -> list[str]:

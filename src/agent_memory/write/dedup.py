@@ -103,8 +103,8 @@ class WriteKeys:
         store: The store the keys derive from (the truth).
         path: The cache file, created if absent; ``None`` keeps the table in memory (filled
             by the first lookup of the process).
-        read_all: Returns every readable record, for a first fill and for stores with
-            neither a folder listing nor a change feed; ``store.list`` by default.
+        read_all: Returns every readable record, for stores with neither a folder listing
+            nor a change feed; ``store.list`` by default.
         scan: Read every record again whenever the log's head moves, whatever the store (the
             path before this cache; kept for baselines).
 
@@ -286,11 +286,7 @@ class WriteKeys:
         listed = {f"mem:{name}" for name in names}
         known = self.table.ids()
         wanted, gone = sorted((listed - known) | (unread & listed)), sorted(known - listed)
-        if len(wanted) > len(listed) // 2:
-            # A new table (or mostly new): one pass over the store, as the full read did.
-            read = {r.id: r for r in self._read_all() if r.id in listed}
-            self.table.store([_row(r, None) for r in read.values()], (), gone)
-            wanted, gone = [rid for rid in wanted if rid not in read], []
+        # A new table too: in chunks, so a first fill never holds every record at once (issue 23).
         self._catch_up(wanted, gone)
 
     def _sync_feed(self, *, retry: bool) -> None:
