@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,10 @@ class Ledger:
         if self._conn is None:
             return {}
         rows = self._conn.execute("SELECT record_id, token, version FROM held WHERE leaf = ?", (leaf,))
-        return {record_id: (token, version) for record_id, token, version in rows}
+        # Interned: every index of a Home holds the same ids and store tokens, and the vector
+        # matrix names the same ids again; one string each instead of one per index (issue 23).
+        intern = sys.intern
+        return {intern(record_id): (intern(token), version) for record_id, token, version in rows}
 
     def update(self, leaf: str, held: Mapping[str, tuple[str, str | None]], dropped: Iterable[str]) -> None:
         """Record new ``(token, version)`` pairs of ``leaf`` and forget ``dropped``, in one transaction."""

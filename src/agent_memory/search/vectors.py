@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -74,6 +75,17 @@ _SCHEMA_TAG = "agent-memory-vectors/1"
 _BATCH = 500
 _LOAD_CHUNK = 4096
 """Rows read at a time when the matrix is loaded (about 6 MB of 384-d vectors)."""
+
+
+def _capacity(rows: int) -> int:
+    """Rows to allocate for ``rows`` vectors: a sixteenth more (at least 64), so writes rarely grow it.
+
+    Growing copies the matrix (both are held for a moment), so it must be rare; doubling would
+    leave up to half of a 154 MB matrix (100k rows of 384 float32s) unused (issue 23).
+    """
+    return rows + max(64, rows // 16)
+
+
 _BUSY_TIMEOUT_MS = 5000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -434,7 +446,7 @@ class VectorIndex(SharedConnection):
             # Read in chunks straight into the matrix: the stored vectors are never all held
             # twice (100k rows of 384 float32s are 154 MB; issue 23's memory aim).
             (count,) = self._conn.execute("SELECT count(*) FROM entries").fetchone()
-            matrix = np.zeros((max(16, count), self._dimensions), dtype=np.float32, order="F")
+            matrix = np.zeros((_capacity(count), self._dimensions), dtype=np.float32, order="F")
             ids: list[str] = []
             threads: list[str | None] = []
             rows = self._conn.execute(
@@ -447,7 +459,7 @@ class VectorIndex(SharedConnection):
                 if start + len(chunk) > len(matrix):  # rows added since the count: grow
                     matrix = self._grown(matrix, start + len(chunk))
                 matrix[start : start + len(chunk)] = self._decode(b"".join(blob for _, blob, _ in chunk))
-                ids.extend(record_id for record_id, _, _ in chunk)
+                ids.extend(sys.intern(record_id) for record_id, _, _ in chunk)  # shared with the ledger
                 threads.extend(thread for _, _, thread in chunk)
             self._ids, self._matrix = ids, matrix
             self._rows = {record_id: i for i, record_id in enumerate(ids)}
@@ -481,10 +493,10 @@ class VectorIndex(SharedConnection):
 
     @staticmethod
     def _grown(matrix: Vectors, needed: int) -> Vectors:
-        """Return a column-major copy of ``matrix`` with room for at least ``needed`` rows (twice as many)."""
+        """Return a column-major copy of ``matrix`` with room for ``needed`` rows (:func:`_capacity`)."""
         import numpy as np
 
-        grown = np.zeros((max(needed, 2 * len(matrix)), matrix.shape[1]), dtype=np.float32, order="F")
+        grown = np.zeros((_capacity(max(needed, len(matrix))), matrix.shape[1]), dtype=np.float32, order="F")
         grown[: len(matrix)] = matrix
         return grown
 
