@@ -118,6 +118,8 @@ class _Run:
         self.view: dict[str, MemoryRecord] = {}
         hidden = 0
         reading = read_verified(store, home_signer=home_signer, trusted=trusted)  # the verified read path
+        # Proposals are checked against the versions this run read, not read again one by one.
+        self.read = {record.id: record for record in reading.records}
         for record in reading.records:
             if record.redacted:
                 continue
@@ -131,6 +133,11 @@ class _Run:
         self.claimed: set[str] = set()
         self.copies: dict[str, tuple[Any, ...]] = {}  # record id -> its exact-duplicate key (dedup.exact)
         self._terms: dict[str, ops.Terms] = {}
+
+    def _latest(self, record_id: str) -> MemoryRecord:
+        """The version of ``record_id`` this run read, else the store's (``RecordNotFound``)."""
+        found = self.read.get(record_id)
+        return found if found is not None else self.store.get(record_id)
 
     def terms(self, record: MemoryRecord) -> ops.Terms:
         found = self._terms.get(record.id)
@@ -158,7 +165,7 @@ class _Run:
         ids = tuple(sorted(r.id for r in basis))
         try:
             if proposals:
-                validate_proposals(self.store, proposals, now=self.now)
+                validate_proposals(self.store, proposals, now=self.now, get=self._latest)
         except AgentMemoryError as exc:
             self.reject(pass_name, str(exc), ids)
             return

@@ -14,7 +14,7 @@ kinds: no proposal can destroy content (DESIGN.md §4).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -116,17 +116,29 @@ def apply_proposals(
 
 
 def validate_proposals(
-    store: RecordStore, proposals: Iterable[Proposal], *, now: datetime | None = None
+    store: RecordStore,
+    proposals: Iterable[Proposal],
+    *,
+    now: datetime | None = None,
+    get: Callable[[str], MemoryRecord] | None = None,
 ) -> list[MemoryRecord]:
     """Return the versions :func:`apply_proposals` would write, without writing anything.
 
     Used by the gate itself and by ``accept``, which re-validates a reviewed proposal
     against the current records before applying it (DESIGN.md §9).
 
+    Args:
+        store: The records the proposals change.
+        proposals: The proposals, validated in order (later ones see earlier ones' versions).
+        now: The time of the planned versions (default: now).
+        get: Reads a record's latest version (raises ``RecordNotFound``); ``store.get`` by
+            default. Consolidation passes the versions it has just read, so a proposal does
+            not read its records again.
+
     Raises:
         ProposalError, LifecycleError: As for :func:`apply_proposal`.
     """
-    staged = _Staged(store)
+    staged = _Staged(get or store.get)
     stamp = now if now is not None else utc_now()
     writes: list[MemoryRecord] = []
     for proposal in proposals:
@@ -145,8 +157,8 @@ def validate_proposals(
 class _Staged:
     """The store's latest versions with the batch's planned versions laid over them."""
 
-    def __init__(self, store: RecordStore) -> None:
-        self._store = store
+    def __init__(self, get: Callable[[str], MemoryRecord]) -> None:
+        self._get = get
         # Each id's latest version as the batch leaves it: the store is read once per id.
         self._latest: dict[str, MemoryRecord | None] = {}
 
@@ -155,7 +167,7 @@ class _Staged:
             raise ProposalError(f"not a record id: {record_id!r}", field=field)
         if record_id not in self._latest:
             try:
-                self._latest[record_id] = self._store.get(record_id)
+                self._latest[record_id] = self._get(record_id)
             except RecordNotFound:
                 self._latest[record_id] = None
         return self._latest[record_id]
