@@ -81,34 +81,32 @@ def test_copies_of_one_cached_version_are_verified_once(
     assert len(checks) == before
 
 
-@pytest.mark.usefixtures("settled")
-def test_a_note_changed_on_disk_is_checked_again_and_refused(tmp_path: Path, keys: KeyPair) -> None:
-    store = FileStore(tmp_path / "notes")
-    one = signed(keys, "The staging host is db-2.", confidence=0.9)
-    store.put(one)
-    signers = Signers(home=signing.address_of(keys))
-    signers.check(store.get(one.id))
-    signers.check(store.get(one.id))
-    path = store.root / one.id.removeprefix("mem:") / "000001.md"
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('confidence: "0.9000"', 'confidence: "0.2000"'), encoding="utf-8")
-    with pytest.raises(SignatureError):
-        signers.check(store.get(one.id))
-
-
-@pytest.mark.usefixtures("settled")
-def test_a_row_changed_in_the_database_is_checked_again_and_refused(tmp_path: Path, keys: KeyPair) -> None:
-    store = SQLiteStore(tmp_path / "store.sqlite")
-    one = signed(keys, "The staging host is db-2.", confidence=0.9)
-    store.put(one)
-    signers = Signers(home=signing.address_of(keys))
-    signers.check(store.get(one.id))
-    signers.check(store.get(one.id))
+def _edit_note(tmp_path: Path, store: FileStore | SQLiteStore, record_id: str) -> None:
+    """Change a verified version's confidence where it is stored, as a hand edit would."""
+    if isinstance(store, FileStore):
+        path = store.root / record_id.removeprefix("mem:") / "000001.md"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace('confidence: "0.9000"', 'confidence: "0.2000"'), encoding="utf-8")
+        return
     with sqlite3.connect(tmp_path / "store.sqlite") as conn:  # a tool editing the database
         (payload,) = conn.execute("SELECT payload FROM versions").fetchone()
         changed = bytes(payload).replace(b'"confidence":"0.9000"', b'"confidence":"0.2000"')
         assert changed != bytes(payload)
         conn.execute("UPDATE versions SET payload = ?", (changed,))
+
+
+@pytest.mark.usefixtures("settled")
+@pytest.mark.parametrize("kind", ["files", "sqlite"])
+def test_a_version_changed_where_it_is_stored_is_checked_again_and_refused(
+    tmp_path: Path, keys: KeyPair, kind: str
+) -> None:
+    store = FileStore(tmp_path / "notes") if kind == "files" else SQLiteStore(tmp_path / "store.sqlite")
+    one = signed(keys, "The staging host is db-2.", confidence=0.9)
+    store.put(one)
+    signers = Signers(home=signing.address_of(keys))
+    signers.check(store.get(one.id))
+    signers.check(store.get(one.id))
+    _edit_note(tmp_path, store, one.id)
     with pytest.raises(SignatureError):
         signers.check(store.get(one.id))
 
