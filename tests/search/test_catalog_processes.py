@@ -79,3 +79,29 @@ def test_a_process_opening_the_index_mid_write_leaves_the_ledger_whole(
     assert (entry["indexed"], entry["records"], entry["stale"], entry["dirty"]) == (6, 6, 0, False)
     reopened.close()
     store.close()
+
+
+def test_a_holding_reads_its_ledger_rows_again_only_after_another_connection_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SQLiteStore(tmp_path / "memory.sqlite") as store:
+        store.put(record("The staging host is db-2."))
+        catalog = IndexCatalog.for_home(tmp_path / "cache", store, search=SearchSettings(("bm25",)))
+        catalog.refresh()
+        [holding] = catalog._holdings.values()
+        loads: list[str] = []
+        original = Ledger.load
+
+        def counted(self: Ledger, leaf: str) -> dict[str, tuple[str, str | None]]:
+            loads.append(leaf)
+            return original(self, leaf)
+
+        monkeypatch.setattr(Ledger, "load", counted)
+        assert holding.agrees(catalog._ledger) and holding.agrees(catalog._ledger)
+        assert loads == []  # nothing written since the rows were loaded: the rows in memory stand
+        other = Ledger(catalog._ledger.path)  # another process's connection to the same ledger
+        other.update(holding.name, {"mem:" + "0" * 32: ("token", "0" * 32)}, ())
+        assert not holding.agrees(catalog._ledger)  # loaded again: a row the index does not hold
+        assert loads == [holding.name]
+        assert "mem:" + "0" * 32 in holding.held
+        catalog.close()

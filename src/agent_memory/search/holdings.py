@@ -108,6 +108,17 @@ class Ledger:
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def data_version(self) -> int | None:
+        """SQLite's ``data_version`` of this connection: it moves when another connection commits.
+
+        ``None`` in memory. A holding that loaded its rows at one value need not load them again
+        while it stands: this process's own changes go through this connection and are applied to
+        the holding as they are made (:meth:`Holding.apply`).
+        """
+        if self._conn is None:
+            return None
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     def load(self, leaf: str) -> Held:
         """Return what ``leaf`` holds, by record id (empty for a new index)."""
         if self._conn is None:
@@ -320,6 +331,7 @@ class Holding:
         self._unindexed: set[str] = set()
         self.suspect = False
         self._locked = False
+        self._loaded_at: int | None = None  # the ledger's data_version when held was loaded
 
     @property
     def unindexed(self) -> frozenset[str]:
@@ -391,9 +403,14 @@ class Holding:
         ledger keeps nothing and no other process shares the index: :attr:`held` stands.
         """
         with self.exclusive():
-            if ledger.path is not None:
+            seen = ledger.data_version()
+            if ledger.path is not None and (seen is None or seen != self._loaded_at):
+                # Loaded again only after another connection wrote: at 100k records the rows
+                # are 30 MB per index, and a second copy for a moment is a peak (issue 23).
+                self.held = {}
                 self.held = ledger.load(self.name)
                 self._unindexed = {rid for rid, (_, version) in self.held.items() if version is None}
+                self._loaded_at = seen
             return self.digest() == self.index.inputs().digest
 
     def wipe(self, ledger: Ledger) -> None:
