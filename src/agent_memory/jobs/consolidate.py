@@ -118,8 +118,6 @@ class _Run:
         self.view: dict[str, MemoryRecord] = {}
         hidden = 0
         reading = read_verified(store, home_signer=home_signer, trusted=trusted)  # the verified read path
-        # Proposals are checked against the versions this run read, not read again one by one.
-        self.read = {record.id: record for record in reading.records}
         for record in reading.records:
             if record.redacted:
                 continue
@@ -135,8 +133,11 @@ class _Run:
         self._terms: dict[str, ops.Terms] = {}
 
     def _latest(self, record_id: str) -> MemoryRecord:
-        """The version of ``record_id`` this run read, else the store's (``RecordNotFound``)."""
-        found = self.read.get(record_id)
+        """The version of ``record_id`` this run read, else the store's (``RecordNotFound``).
+
+        Proposals are checked against the versions of the run's view, not read again one by one.
+        """
+        found = self.view.get(record_id)
         return found if found is not None else self.store.get(record_id)
 
     def terms(self, record: MemoryRecord) -> ops.Terms:

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from agent_memory.errors import ProposalError
-from agent_memory.jobs.text import content_terms, fact_difference, infer_slots, jaccard, trigrams
+from agent_memory.jobs.text import Facts, content_terms, differing_facts, infer_slots, jaccard, trigrams
 from agent_memory.recall.salience import Touch
 from agent_memory.records.lifecycle import RULE_FLAG_REASON
 from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
@@ -54,7 +53,10 @@ _LIVE = (State.ACTIVE, State.TRANSITIONAL)
 
 @dataclass(frozen=True, slots=True)
 class Terms:
-    """What the heuristics read from one record: stemmed terms, polarity and slots.
+    """What the heuristics read from one record: terms, polarity, slots, facts and trigrams.
+
+    Read once per record and pass (:mod:`.consolidate` keeps one per record of its run), so
+    a record compared with many others is read once, and nothing of its text outlives the run.
 
     Attributes:
         terms: Stemmed content terms of the body (:func:`~.text.content_terms`).
@@ -62,22 +64,22 @@ class Terms:
         slots: The record's own ``slots``; when it has none, the slot
             :func:`~.text.infer_slots` reads from its body (the origin's extractors store
             that slot at write time; ``remember`` does not, so it is inferred here, never written).
+        facts: The body's numbers, dates and names (:class:`~.text.Facts`).
+        trigrams: The body's character trigrams (:func:`~.text.trigrams`).
     """
 
     terms: frozenset[str]
     negative: bool
     slots: Mapping[str, Any]
+    facts: Facts
+    trigrams: frozenset[str]
 
     @classmethod
     def of(cls, record: MemoryRecord) -> Terms:
         """Return what the heuristics read from ``record``."""
         terms, negative = content_terms(record.body)
-        return cls(terms, negative, record.slots or infer_slots(record.body))
-
-
-@lru_cache(maxsize=8192)
-def _trigrams(text: str) -> frozenset[str]:
-    return trigrams(text)
+        slots = record.slots or infer_slots(record.body)
+        return cls(terms, negative, slots, Facts.of(record.body), trigrams(record.body))
 
 
 def strength(record: MemoryRecord) -> tuple[float, datetime, str]:
@@ -103,7 +105,7 @@ def near_dup_similarity(a: MemoryRecord, b: MemoryRecord, ta: Terms, tb: Terms) 
     with different values, and on a pair where one side negates the other; (DESIGN.md §9) on
     anything but two ``knowledge`` records of one namespace and type; and (issue 21) on two
     texts that state different facts, whatever their wording shares (numbers, identifiers,
-    dates or names differ: :func:`~.text.fact_difference`), and on a tainted record beside an
+    dates or names differ: :func:`~.text.differing_facts`), and on a tainted record beside an
     untainted one, so a merge never lets tainted text supersede an untainted record.
     """
     if a.type is RecordType.EPISODE or b.type is RecordType.EPISODE or a.type is not b.type:
@@ -116,9 +118,9 @@ def near_dup_similarity(a: MemoryRecord, b: MemoryRecord, ta: Terms, tb: Terms) 
         return None
     if bool(a.taint) != bool(b.taint):
         return None
-    if fact_difference(a.body, b.body) is not None:
+    if differing_facts(ta.facts, tb.facts) is not None:
         return None
-    return jaccard(_trigrams(a.body), _trigrams(b.body))
+    return jaccard(ta.trigrams, tb.trigrams)
 
 
 def merge_proposals(

@@ -11,14 +11,16 @@ depends on dictionaries, locale or the environment (lower-casing is Python's ``s
 
 from __future__ import annotations
 
-import functools
 import re
+from dataclasses import dataclass
 
 __all__ = [
     "NEGATORS",
     "POLARITY_FRAME_STEMS",
     "STOPWORDS",
+    "Facts",
     "content_terms",
+    "differing_facts",
     "fact_difference",
     "infer_slots",
     "jaccard",
@@ -171,25 +173,36 @@ _CALENDAR: frozenset[str] = frozenset(
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)([A-Za-z][\w'-]*)")
 
 
-@functools.lru_cache(maxsize=1 << 13)
-def _facts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """Return (digit-bearing tokens, calendar words, capitalised words that may be names, every word).
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What :func:`differing_facts` compares of one text, every word lower-cased.
 
-    All lower-cased. Cached by text: consolidation compares each note with many others, and
-    reading the facts again per pair was most of its time (issue 23: 36 of 80 s at 10k records).
+    Attributes:
+        numbers: Tokens holding a digit (numbers, identifiers).
+        calendar: Month and weekday names, today/yesterday/tomorrow.
+        names: Capitalised words that may be names (a sentence's first word unless a stopword).
+        words: Every word.
     """
-    numbers = frozenset(token.lower() for token in _FACT_TOKEN.findall(text))
-    words = frozenset(w.lower() for w in _WORD.findall(text))
-    calendar = words & _CALENDAR
-    starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
-    names = frozenset(
-        word
-        for m in _WORD.finditer(text)
-        if m.group(0)[0].isupper()
-        and (word := m.group(0).lower()) not in _CALENDAR
-        and not (m.start() in starts and word in STOPWORDS)
-    )
-    return numbers, calendar, names, words
+
+    numbers: frozenset[str]
+    calendar: frozenset[str]
+    names: frozenset[str]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Facts:
+        """Read the facts of ``text``. Pure; never raises."""
+        words = frozenset(w.lower() for w in _WORD.findall(text))
+        starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
+        names = frozenset(
+            word
+            for m in _WORD.finditer(text)
+            if m.group(0)[0].isupper()
+            and (word := m.group(0).lower()) not in _CALENDAR
+            and not (m.start() in starts and word in STOPWORDS)
+        )
+        numbers = frozenset(token.lower() for token in _FACT_TOKEN.findall(text))
+        return cls(numbers, words & _CALENDAR, names, words)
 
 
 def fact_difference(a: str, b: str) -> str | None:
@@ -204,12 +217,21 @@ def fact_difference(a: str, b: str) -> str | None:
     Returns:
         e.g. ``"numbers or identifiers differ: 1041 vs 1047"``, or ``None`` when none differ.
     """
-    (num_a, cal_a, names_a, words_a), (num_b, cal_b, names_b, words_b) = _facts(a), _facts(b)
-    if num_a != num_b:
-        return f"numbers or identifiers differ: {_listed(num_a - num_b)} vs {_listed(num_b - num_a)}"
-    if cal_a != cal_b:
-        return f"dates differ: {_listed(cal_a - cal_b)} vs {_listed(cal_b - cal_a)}"
-    only_a, only_b = names_a - words_b, names_b - words_a
+    return differing_facts(Facts.of(a), Facts.of(b))
+
+
+def differing_facts(a: Facts, b: Facts) -> str | None:
+    """Return :func:`fact_difference` of two texts from their facts, each read once.
+
+    Consolidation compares a text with many others; reading its facts again for every pair
+    was most of its time (issue 23).
+    """
+    if a.numbers != b.numbers:
+        first, second = _listed(a.numbers - b.numbers), _listed(b.numbers - a.numbers)
+        return f"numbers or identifiers differ: {first} vs {second}"
+    if a.calendar != b.calendar:
+        return f"dates differ: {_listed(a.calendar - b.calendar)} vs {_listed(b.calendar - a.calendar)}"
+    only_a, only_b = a.names - b.words, b.names - a.words
     if only_a or only_b:
         return f"names differ: {_listed(only_a)} vs {_listed(only_b)}"
     return None

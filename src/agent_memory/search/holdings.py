@@ -404,7 +404,7 @@ class Holding:
         """
         with self.exclusive():
             seen = ledger.data_version()
-            if ledger.path is not None and (seen is None or seen != self._loaded_at):
+            if ledger.path is not None and seen != self._loaded_at:
                 # Loaded again only after another connection wrote: at 100k records the rows
                 # are 30 MB per index, and a second copy for a moment is a peak (issue 23).
                 self.held = {}

@@ -493,10 +493,10 @@ class VectorIndex(SharedConnection):
 
     @staticmethod
     def _grown(matrix: Vectors, needed: int) -> Vectors:
-        """Return a column-major copy of ``matrix`` with room for ``needed`` rows (:func:`_capacity`)."""
+        """Return a column-major copy of ``matrix`` with room for ``needed`` (> its length) rows and more."""
         import numpy as np
 
-        grown = np.zeros((_capacity(max(needed, len(matrix))), matrix.shape[1]), dtype=np.float32, order="F")
+        grown = np.zeros((_capacity(needed), matrix.shape[1]), dtype=np.float32, order="F")
         grown[: len(matrix)] = matrix
         return grown
 

@@ -265,17 +265,10 @@ def iter_verified(
         StoreError: The store itself cannot be listed (its folder or database unreadable).
     """
     tokens = getattr(store, "version_tokens", None)
-    if not callable(tokens):
-        reading = read_verified(store, home_signer=home_signer, trusted=trusted)
-        for refusal in reading.refused:
-            refused(refusal)
-        yield from reading.records
-        return
-    ids = sorted(tokens())
-    for start in range(0, len(ids), chunk):
-        reading = read_verified(
-            store, home_signer=home_signer, trusted=trusted, record_ids=ids[start : start + chunk]
-        )
+    ids = sorted(tokens()) if callable(tokens) else None
+    chunks = [None] if ids is None else [ids[start : start + chunk] for start in range(0, len(ids), chunk)]
+    for record_ids in chunks:
+        reading = read_verified(store, home_signer=home_signer, trusted=trusted, record_ids=record_ids)
         for refusal in reading.refused:
             refused(refusal)
         yield from sorted(reading.records, key=lambda r: r.id)
