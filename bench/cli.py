@@ -74,26 +74,23 @@ def spawn(argv: Argv, env: dict[str, str]) -> float:
 def build_home(folder: Path, records: int, *, hybrid: bool, name: str = "home") -> Path:
     """Write a Home of ``records`` real notes (one version each) and build its index once."""
     from agent_memory.home import Home
-    from agent_memory.records.note import dump_note
     from agent_memory.records.record import MemoryRecord, Provenance
-    from agent_memory.records.signing import sign_record
     from agent_memory.search.recipes import SearchSettings, splice_search
 
     home = Home.init(folder / name, timezone="UTC", key_file=folder / f"{name}.key", git=False, now=NOW)
     settings = home.root / "memory.toml"
     recipes = SearchSettings(recipes=("hybrid",) if hybrid else ("bm25",))
     settings.write_text(splice_search(settings.read_text(encoding="utf-8"), recipes), encoding="utf-8")
-    keys = home.identity()
-    for number, (text, ref) in enumerate(corpus.scale_texts(records)):
-        record = MemoryRecord.create(
+    made = (
+        MemoryRecord.create(
             type="fact",
             body=text,
             provenance=Provenance(kind="import", ref=ref),
             created_at=NOW - timedelta(minutes=records - number),
         )
-        note = home.root / "notes" / record.id.removeprefix("mem:")
-        note.mkdir()
-        (note / "000001.md").write_bytes(dump_note(sign_record(record, keys)))
+        for number, (text, ref) in enumerate(corpus.scale_texts(records))
+    )
+    corpus.write_notes(home.root / "notes", made, home.identity())
     env = {**os.environ, "XDG_CONFIG_HOME": str(folder)}
     subprocess.run(
         [str(COMMAND), "reindex", "--home", str(home.root)], env=env, check=True, capture_output=True

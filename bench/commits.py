@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import corpus
 from report import machine, replace_section
 
-from agent_memory.home import Home, commit_message
+from agent_memory.home import Home
 from agent_memory.memory import Memory
-from agent_memory.records.note import dump_note
 from agent_memory.records.record import MemoryRecord, Provenance
-from agent_memory.records.signing import sign_record
+from agent_memory.sync.commits import commit_message
 
 HEADING = "## MCP commits"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -58,13 +58,13 @@ def filled_home(folder: Path, notes: int) -> Home:
     """A git Home holding ``notes`` records (one note file each, as the file store writes them), committed."""
     home = Home.init(folder, timezone="UTC", key_file=folder.parent / f"{folder.name}.key")
     source = Provenance(kind="import", ref="bench:commits")
-    for n in range(notes):
-        record = MemoryRecord.create(
+    made = (
+        MemoryRecord.create(
             type="fact", body=f"Filler note {n} of the Home.", provenance=source, created_at=T0
         )
-        note = folder / "notes" / record.id[4:] / "000001.md"
-        note.parent.mkdir(parents=True)
-        note.write_bytes(dump_note(sign_record(record, home.identity())))
+        for n in range(notes)
+    )
+    corpus.write_notes(folder / "notes", made, home.identity())
     home.commit("filler notes")
     return home
 

@@ -23,7 +23,7 @@ import json
 import os
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +200,18 @@ def signed(records: list[Any], keys: Any) -> list[Any]:
 
     records[:] = [sign_record(record, keys) for record in records]
     return records
+
+
+def write_notes(notes: Path, records: Iterable[Any], keys: Any = None) -> None:
+    """Write each record as ``notes/<id hex>/000001.md``, as a copy or a git pull of a Home leaves it.
+
+    No fsync per file. With ``keys`` each record is signed first (see :func:`signed`); without,
+    the records must be signed already.
+    """
+    from agent_memory.records.note import dump_note
+    from agent_memory.records.signing import sign_record
+
+    for record in records:
+        folder = notes / record.id.removeprefix("mem:")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "000001.md").write_bytes(dump_note(record if keys is None else sign_record(record, keys)))

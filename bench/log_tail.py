@@ -36,10 +36,10 @@ from typing import Any
 from report import machine, replace_section
 
 import agent_memory.log.jsonl as jsonl_module
-from agent_memory.home import commit_message
 from agent_memory.log import JsonlLog, LogEntry
 from agent_memory.log.base import entries_from_time
 from agent_memory.log.chain import next_entry
+from agent_memory.sync.commits import commit_message
 
 HEADING = "## Log reads"
 START = datetime(2026, 1, 1, tzinfo=UTC)

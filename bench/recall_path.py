@@ -198,12 +198,7 @@ def open_memory(backend: str, size: int, work: Path, dsn: str | None) -> Any:
     records = [] if built else corpus.signed(make_records(list(corpus.scale_texts(size))), home.identity())
     salience = Salience(home.cache_dir / "salience.json")
     if backend == "files":
-        from agent_memory.records.note import dump_note
-
-        for record in records:  # as a copy or a git pull would leave them
-            note = home.root / "notes" / record.id.removeprefix("mem:")
-            note.mkdir(parents=True, exist_ok=True)
-            (note / "000001.md").write_bytes(dump_note(record))
+        corpus.write_notes(home.root / "notes", records)
         store: Any = home.store()
         catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder())
         memory = Memory(store, home.log(), catalog, identity=home.identity(), salience=salience)

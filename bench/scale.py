@@ -153,7 +153,6 @@ def open_backend(
     from agent_memory.home import Home
     from agent_memory.memory import Memory
     from agent_memory.recall.salience import Salience
-    from agent_memory.records.note import dump_note
     from agent_memory.search.catalog import IndexCatalog
     from agent_memory.search.embedders import HashEmbedder
     from agent_memory.write.dedup import WriteKeys
@@ -163,10 +162,7 @@ def open_backend(
     corpus.signed(records, identity)
     salience = Salience(home.cache_dir / "salience.json")
     if backend == "files":
-        for record in records:  # as a copy or a git pull would leave them: no fsync per file
-            folder = home.root / "notes" / record.id.removeprefix("mem:")
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "000001.md").write_bytes(dump_note(record))
+        corpus.write_notes(home.root / "notes", records)
         store = home.store()
         catalog = IndexCatalog.for_home(home.cache_dir, store, embedder=HashEmbedder(WIDTH))
         keys = WriteKeys.for_home(home.cache_dir, store, read_all=catalog.readable_records)

@@ -67,7 +67,6 @@ def build_home(folder: Path, size: int) -> Path:
     import scale
 
     from agent_memory.home import Home
-    from agent_memory.records.note import dump_note
 
     home = Home.init(folder / "home", timezone="UTC", key_file=folder / "home.key", git=False, now=scale.NOW)
     settings = home.root / "memory.toml"
@@ -76,10 +75,7 @@ def build_home(folder: Path, size: int) -> Path:
     settings.write_text(text + RECIPES, encoding="utf-8")
     if size:
         records = corpus.signed(scale.make_records(list(corpus.scale_texts(size))), home.identity())
-        for record in records:
-            note = home.root / "notes" / record.id.removeprefix("mem:")
-            note.mkdir()
-            (note / "000001.md").write_bytes(dump_note(record))
+        corpus.write_notes(home.root / "notes", records)
         del records
     subprocess.run([COMMAND, "reindex", "--home", str(home.root)], check=True, capture_output=True)
     return home.root

@@ -92,9 +92,7 @@ def questions(count: int, notes: list[tuple[str, str]]) -> list[str]:
 def build(folder: Path, count: int) -> Path:
     """Make (or reuse) a Home of ``count`` notes under ``folder``; return its root."""
     from agent_memory.home import Home
-    from agent_memory.records.note import dump_note
     from agent_memory.records.record import MemoryRecord, Provenance
-    from agent_memory.records.signing import sign_record
 
     root = folder / "home"
     if (folder / "built").exists():
@@ -105,8 +103,8 @@ def build(folder: Path, count: int) -> Path:
     settings = root / "memory.toml"
     text = settings.read_text(encoding="utf-8")
     settings.write_text(text.replace('# recipes = ["hybrid"]', 'recipes = ["bm25"]'), encoding="utf-8")
-    for number, (body, ref) in enumerate(texts(count)):
-        record = MemoryRecord.create(
+    made = (
+        MemoryRecord.create(
             type="episode" if number % 10 == 0 else "fact",
             body=body,
             provenance=Provenance(kind="import", ref=ref),
@@ -114,9 +112,9 @@ def build(folder: Path, count: int) -> Path:
             tags=("bench",) if number % 10 == 0 else (),
             taint=("external",) if number % 50 == 0 else None,
         )
-        note = root / "notes" / record.id.removeprefix("mem:")
-        note.mkdir(parents=True, exist_ok=True)
-        (note / "000001.md").write_bytes(dump_note(sign_record(record, keys)))
+        for number, (body, ref) in enumerate(texts(count))
+    )
+    corpus.write_notes(root / "notes", made, keys)
     from agent_memory.memory import Memory
 
     with Memory.open(root) as memory:  # the BM25 index, built here rather than inside a timed request

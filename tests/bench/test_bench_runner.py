@@ -271,3 +271,9 @@ def test_missing_benchmark_packages_are_named_before_anything_runs(tmp_path, cap
     err = capsys.readouterr().err
     assert "agent_memory_no_such_package" in err and "pip install -e '.[bench,dev]'" in err
     assert not (tmp_path / "benchmarks.md").exists()
+
+
+@pytest.mark.parametrize("name", sorted(path.stem for path in BENCH.glob("*.py") if path.stem != "__main__"))
+def test_every_benchmark_module_imports(name):
+    """A benchmark that no longer imports (a name moved in the package) fails here, not in a long run."""
+    subprocess.run([sys.executable, "-c", f"import {name}"], cwd=BENCH, check=True, capture_output=True)
