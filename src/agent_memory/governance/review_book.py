@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from agent_memory.errors import RecordError
 from agent_memory.log.base import LogEntry, OperationLog
 from agent_memory.log.fold import LogFold
+from agent_memory.records.card import Card
 from agent_memory.records.record import MemoryRecord
 
 __all__ = ["REVIEW_STATES", "VERDICTS", "ReviewBook", "ReviewState", "is_stale"]
@@ -82,8 +83,10 @@ class ReviewBook:
         if verdict not in VERDICTS:
             raise RecordError(f"unknown verdict {verdict!r} (one of: {', '.join(VERDICTS)})", field="verdict")
 
-    def state_of(self, record: MemoryRecord) -> ReviewState:
+    def state_of(self, record: MemoryRecord | Card) -> ReviewState:
         """Return the record's review state: one of :data:`REVIEW_STATES`, with its stale mark.
+
+        ``record`` is a version or its card (recall ranks on cards): only its id and taint count.
 
         Precedence: ``rejected``; else ``quarantined`` when the record is tainted and not
         approved; else ``stale``; else ``approved``; else ``none`` (untainted, unreviewed).

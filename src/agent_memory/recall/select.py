@@ -34,6 +34,12 @@ DESIGN.md §5, §9 "Time", "Tokens"):
   and ours (record time, valid time, quarantine, stale, rejected, superseded state); the
   result's notes say why matches were left out.
 
+Reads: candidates are filtered and scored on their :class:`~agent_memory.records.card.Card`
+(the fields these rules use; an index that keeps cards gives them all in one query), and
+only the members of the units that fit are read, verified and checked against their cards;
+any difference means the index was behind, and the selection is made again from the
+records (issue 23: at 100,000 notes, about 70 reads per recall instead of about 200).
+
 Invariant: the result never holds part of a record, never one side of a dispute without the
 other when both are readable, and never more than ``budget_tokens`` tokens or ``k`` records;
 every record in it scores above 0 and none scores above one shown before it.
@@ -41,6 +47,7 @@ every record in it scores above 0 and none scores above one shown before it.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +57,7 @@ from agent_memory.errors import RecordError
 from agent_memory.governance.review_book import is_stale
 from agent_memory.log.fold import one_pass
 from agent_memory.recall.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
+from agent_memory.records.card import Card, approx_tokens
 from agent_memory.records.record import Kind, MemoryRecord, State
 from agent_memory.records.wire import format_timestamp
 
@@ -74,14 +82,10 @@ RECENCY_FLOOR = 0.1
 CANDIDATES_PER_INDEX = 100
 """Candidates recall asks of its indexes (or ``4 × k`` when more): the origin asked 32, which
 capped a large budget at 32 records; the default hybrid asks each part for 100 anyway."""
-CHARS_PER_TOKEN = 4
 
-ReviewLookup = Callable[[MemoryRecord], str]
-
-
-def approx_tokens(record: MemoryRecord) -> int:
-    """Estimate a record's tokens as in seed 001: ``max(1, len(body) // 4)``."""
-    return max(1, len(record.body) // CHARS_PER_TOKEN)
+Ranked = MemoryRecord | Card
+"""What recall filters and scores: a record version, or its card (the same fields)."""
+ReviewLookup = Callable[[Ranked], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,18 +216,26 @@ class _Scorer:
     recency_weight: float = 1.0
     recency_from: str = "updated"
 
-    def review(self, record: MemoryRecord) -> str:
+    def review(self, record: Ranked) -> str:
         if record.id not in self.reviews:
             self.reviews[record.id] = self.review_of(record)
         return self.reviews[record.id]
 
-    def score(self, record: MemoryRecord, relevance: float) -> float:
+    def score(self, record: Ranked, relevance: float) -> float:
         review = self.review(record)
         weight = STATE_WEIGHTS[record.state]
         if review == "rejected" or is_stale(review):
             weight = min(weight, STALE_WEIGHT)
         recency = _recency(record, self.now, self.half_life_days, self.recency_weight, self.recency_from)
         return relevance * weight * recency * self.boost(record.id) * record.confidence
+
+
+CardLookup = Callable[[str], Card | None]
+CardsOf = Callable[[list[str]], dict[str, Card] | None]
+
+
+class _StaleCard(Exception):
+    """A card an index kept differs from the version read: rank again from the records."""
 
 
 def select(
@@ -238,8 +250,16 @@ def select(
     recency_half_life_days: float | None = RECENCY_HALF_LIFE_DAYS,
     recency_weight: float = 1.0,
     recency_from: str = "updated",
+    cards: CardsOf | None = None,
 ) -> RecallResult:
     """Score the candidates and fill the budget with whole units (the core of recall).
+
+    Candidates are ranked on their :class:`~agent_memory.records.card.Card` and only the
+    records of the units that fit are read (``version_of``); each is checked against the
+    card it was ranked by. With ``cards``, the cards come from the index (one batch, no
+    note read); a card that differs from the version read means the index was behind, and
+    the whole selection is made again from the records, so the result is always the one
+    the records give.
 
     Args:
         request: The query and its options.
@@ -249,8 +269,9 @@ def select(
             when the record did not exist yet or cannot be read.
         now: The clock recency is measured from (aware).
         boost: Salience multiplier by id (``1 + n/(n+5)``, in [1, 2)).
-        review_of: The review state of a record (see :mod:`agent_memory.governance.review_book`); asked
-            inside :func:`~agent_memory.log.fold.one_pass`, so a review book reads its log once.
+        review_of: The review state of a record or its card (by ``id`` and ``taint``; see
+            :mod:`agent_memory.governance.review_book`); asked inside
+            :func:`~agent_memory.log.fold.one_pass`, so a review book reads its log once.
         withheld: Whether an id ``version_of`` gave no version for is withdrawn (counted as
             such in the notes, never shown), rather than unreadable or erased.
         recency_half_life_days: Days after which recency halves (seed 001: 30); ``None``
@@ -259,26 +280,61 @@ def select(
             a Home's default 0.1, :class:`~agent_memory.settings.RecallSettings`).
         recency_from: ``updated`` (age from ``updated_at``, seed 001) or ``valid`` (from the
             start of the record's valid time).
+        cards: ``ids -> {id: card}`` of an index (:meth:`~agent_memory.search.catalog.IndexCatalog.cards`;
+            ids it does not hold left out, ``None`` when it keeps none): only for the latest
+            versions (no ``as_of``) and while no withdrawal is in force, since a card cannot
+            say whether a record is withdrawn. ``None``: every candidate is read.
     """
+    run = functools.partial(
+        _select,
+        request,
+        relevance,
+        version_of,
+        now=now,
+        boost=boost,
+        review_of=review_of,
+        withheld=withheld,
+        recency_half_life_days=recency_half_life_days,
+        recency_weight=recency_weight,
+        recency_from=recency_from,
+    )
     with one_pass(), asking(relevance):
-        return _select(
-            request,
-            relevance,
-            version_of,
-            now=now,
-            boost=boost,
-            review_of=review_of,
-            withheld=withheld,
-            recency_half_life_days=recency_half_life_days,
-            recency_weight=recency_weight,
-            recency_from=recency_from,
-        )
+        if cards is not None:
+            try:
+                return run(_kept_cards(cards, version_of, relevance))
+            except _StaleCard:
+                pass  # the index was behind the store: every candidate is read below
+        return run(functools.partial(_read_card, version_of))
+
+
+def _read_card(version_of: VersionLookup, record_id: str) -> Card | None:
+    """The card of the version ``version_of`` reads (``None`` when it reads none)."""
+    record = version_of(record_id)
+    return None if record is None else Card.of(record)
+
+
+def _kept_cards(cards: CardsOf, version_of: VersionLookup, candidates: dict[str, float]) -> CardLookup:
+    """Cards from the index: the candidates' in one batch, any other id alone, a missing one read."""
+    kept: dict[str, Card] = {}
+    asked: set[str] = set()
+
+    def card_of(record_id: str) -> Card | None:
+        if record_id not in asked:
+            wanted = [i for i in candidates if i not in asked] if not asked else [record_id]
+            asked.update(wanted)
+            asked.add(record_id)
+            kept.update(cards(wanted) or {})
+        card = kept.get(record_id)
+        return card if card is not None else _read_card(version_of, record_id)
+
+    return card_of
 
 
 def _select(
     request: RecallQuery,
     relevance: dict[str, float],
     version_of: VersionLookup,
+    card_of: CardLookup,
     *,
     now: datetime,
     boost: Callable[[str], float],
@@ -297,15 +353,15 @@ def _select(
         recency_from=recency_from,
     )
     hidden: Counter[str] = Counter()
-    scored: list[tuple[float, str, MemoryRecord, float, list[str]]] = []
-    lent = _lend_to_successors(relevance, version_of)
+    scored: list[tuple[float, str, Card, float, list[str]]] = []
+    lent = _lend_to_successors(relevance, card_of)
     for record_id, rel in (relevance | {i: r for i, (r, _) in lent.items()}).items():
-        record = version_of(record_id)
-        if record is None and withheld(record_id):
+        card = card_of(record_id)
+        if card is None and withheld(record_id):
             hidden["withdrawn"] += 1
             continue
-        if record is None or record.redacted:
-            hidden["not yet recorded" if record is None and request.as_of else "unreadable"] += 1
+        if card is None or card.redacted:
+            hidden["not yet recorded" if card is None and request.as_of else "unreadable"] += 1
             continue
         reasons = [f"matched query (relevance {relevance[record_id]:.4f})"] if record_id in relevance else []
         if record_id in lent:
@@ -313,32 +369,32 @@ def _select(
             reasons.append(
                 f"current value after {predecessor}, which matched the query (relevance {rel:.4f})"
             )
-        cause = _hidden_by(record, request, reasons)
+        cause = _hidden_by(card, request, reasons)
         if cause:
             hidden[cause] += 1
             continue
-        score = scorer.score(record, rel)
+        score = scorer.score(card, rel)
         if score > 0:
-            scored.append((score, record.id, record, rel, reasons))
+            scored.append((score, card.id, card, rel, reasons))
     scored.sort(key=lambda item: (-item[0], item[1]))
     chosen: list[RecalledRecord] = []
     taken: set[str] = set()
     total = 0
     over_budget: list[int] = []
     over_k = 0
-    for score, _, record, rel, reasons in scored:
-        if record.id in taken:
+    for score, _, card, rel, reasons in scored:
+        if card.id in taken:
             continue
-        unit = _unit(record, score, rel, reasons, request, version_of, scorer, taken)
-        size = sum(member.tokens for member in unit)
+        members, unseen = _members(card, request, card_of, taken)
+        size = sum(member.tokens for member, _ in members)
         if total + size > request.budget_tokens:
             over_budget.append(size)
             continue
-        if request.k is not None and len(chosen) + len(unit) > request.k:
+        if request.k is not None and len(chosen) + len(members) > request.k:
             over_k += 1
             continue
-        chosen.extend(unit)
-        taken.update(member.record.id for member in unit)
+        chosen.extend(_unit(members, unseen, score, rel, reasons, version_of, scorer))
+        taken.update(member.id for member, _ in members)
         total += size
     notes = _notes(request, bool(relevance), hidden, over_budget, over_k, bool(chosen))
     shown = sorted(chosen, key=lambda item: (-item.score, item.record.id))
@@ -346,25 +402,25 @@ def _select(
 
 
 def _lend_to_successors(
-    relevance: dict[str, float], version_of: VersionLookup, *, hops: int = 16
+    relevance: dict[str, float], card_of: CardLookup, *, hops: int = 16
 ) -> dict[str, tuple[float, str]]:
     """Return ``{successor id: (relevance, predecessor id)}`` for successors a superseded match lends to.
 
     A superseded candidate's relevance goes to the end of its ``superseded_by`` chain (at most
-    ``hops`` steps, the version ``version_of`` gives, so ``as_of`` reads the chain as it stood)
+    ``hops`` steps, the version ``card_of`` gives, so ``as_of`` reads the chain as it stood)
     when that is more than the successor's own. Only the best lender per successor is kept.
     """
     lent: dict[str, tuple[float, str]] = {}
     for record_id, rel in relevance.items():
-        record = version_of(record_id)
-        if record is None or record.state is not State.SUPERSEDED or not record.superseded_by:
+        card = card_of(record_id)
+        if card is None or card.state is not State.SUPERSEDED or not card.superseded_by:
             continue
-        current, seen = record, {record_id}
+        current, seen = card, {record_id}
         for _ in range(hops):
             successor_id = current.superseded_by
             if not successor_id or successor_id in seen:
                 break
-            successor = version_of(successor_id)
+            successor = card_of(successor_id)
             if successor is None or successor.redacted:
                 break
             seen.add(successor_id)
@@ -379,7 +435,7 @@ def _lend_to_successors(
     return lent
 
 
-def _hidden_by(record: MemoryRecord, request: RecallQuery, reasons: list[str]) -> str | None:
+def _hidden_by(record: Ranked, request: RecallQuery, reasons: list[str]) -> str | None:
     """Return why ``record`` is left out (a note's key), or ``None`` and add its time reasons."""
     if request.namespace is not None and record.effective_namespace != request.namespace:
         return "namespace"
@@ -447,9 +503,7 @@ def _notes(
     return notes
 
 
-def _recency(
-    record: MemoryRecord, now: datetime, half_life_days: float | None, weight: float, basis: str
-) -> float:
+def _recency(record: Ranked, now: datetime, half_life_days: float | None, weight: float, basis: str) -> float:
     """Return ``1 − weight · (1 − max(0.1, 0.5^(age/half-life)))``, in [1 − weight·0.9, 1]; 1.0 when off.
 
     The age is in days to ``now`` from ``updated_at`` (``basis`` ``updated``, seed 001) or from
@@ -464,40 +518,64 @@ def _recency(
     return 1.0 - weight * (1.0 - decay)
 
 
-def _unit(
-    record: MemoryRecord,
-    score: float,
-    relevance: float,
-    reasons: list[str],
-    request: RecallQuery,
-    version_of: VersionLookup,
-    scorer: _Scorer,
-    taken: set[str],
-) -> list[RecalledRecord]:
-    unit = [_member(record, score, reasons, scorer)]
-    if record.transition is not None:
-        for side in record.transition.sides:
-            if side == record.id or side in taken:
-                continue
-            partner = version_of(side)
-            if partner is None or partner.redacted:
-                unit[0] = _with_reason(
-                    unit[0], f"its other side {side} cannot be shown (unreadable or erased)"
-                )
-                continue
-            why = [f"other side of the transition with {record.id}"]
-            unit.append(_member(partner, scorer.score(partner, relevance), why, scorer))
+def _members(
+    card: Card, request: RecallQuery, card_of: CardLookup, taken: set[str]
+) -> tuple[list[tuple[Card, str | None]], list[str]]:
+    """Return a candidate's unit as cards, each with why it comes along, and the sides left out.
+
+    The unit is the candidate (why ``None``), the other side of its transition, and with
+    ``include_history`` its ``supersedes`` chain; a side that cannot be read or is erased is
+    left out and named.
+    """
+    members: list[tuple[Card, str | None]] = [(card, None)]
+    unseen: list[str] = []
+    for side in card.sides or ():
+        if side == card.id or side in taken:
+            continue
+        partner = card_of(side)
+        if partner is None or partner.redacted:
+            unseen.append(side)
+            continue
+        members.append((partner, f"other side of the transition with {card.id}"))
     if request.include_history:
-        current = record
-        seen = {member.record.id for member in unit} | taken
+        current = card
+        seen = {member.id for member, _ in members} | taken
         while current.supersedes and current.supersedes not in seen:
-            predecessor = version_of(current.supersedes)
+            predecessor = card_of(current.supersedes)
             if predecessor is None or predecessor.redacted:
                 break
             seen.add(predecessor.id)
-            why = [f"superseded predecessor of {current.id}"]
-            unit.append(_member(predecessor, scorer.score(predecessor, relevance), why, scorer))
+            members.append((predecessor, f"superseded predecessor of {current.id}"))
             current = predecessor
+    return members, unseen
+
+
+def _unit(
+    members: list[tuple[Card, str | None]],
+    unseen: list[str],
+    score: float,
+    relevance: float,
+    reasons: list[str],
+    version_of: VersionLookup,
+    scorer: _Scorer,
+) -> list[RecalledRecord]:
+    """Read and check each member of a unit that fits, and give each its score and reasons.
+
+    Raises:
+        _StaleCard: A member's version differs from the card it was ranked by.
+    """
+    unit = []
+    for card, why in members:
+        record = version_of(card.id)
+        if record is None or Card.of(record) != card:
+            raise _StaleCard(card.id)
+        if why is None:
+            item = _member(record, score, reasons, scorer)
+            for side in unseen:
+                item = _with_reason(item, f"its other side {side} cannot be shown (unreadable or erased)")
+            unit.append(item)
+        else:
+            unit.append(_member(record, scorer.score(record, relevance), [why], scorer))
     return unit
 
 

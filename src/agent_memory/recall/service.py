@@ -112,12 +112,15 @@ class Recall:
             relevance = {hit.record_id: hit.score for hit in fused}
             # The one verified read path: a version that does not verify reads as absent, even
             # when an index still holds it from before (check_version, as the indexes apply it).
-            # Each is asked of a candidate more than once (successors, then the selection):
-            # verified and judged once per recall.
+            # A record may be asked for more than once (a unit's member, a successor): verified
+            # and judged once per recall.
             plain = functools.cache(
                 verified_lookup(lookup_versions(store.get, store.history, as_of), catalog.signers)
             )
             with one_pass():  # the gate and the review book read the log's head once
+                # Ranked on the index's cards and only the records returned are read, unless a
+                # past version is asked for or a withdrawal is in force (a card cannot tell).
+                ranked_on_cards = request.as_of is None and not self.gate.view().in_force
                 result = select(
                     request,
                     relevance,
@@ -130,6 +133,7 @@ class Recall:
                     recency_half_life_days=settings.half_life_days,
                     recency_weight=settings.weight,
                     recency_from=settings.recency,
+                    cards=catalog.cards if ranked_on_cards else None,
                 )
             unread = catalog.unreadable()
             if unread:

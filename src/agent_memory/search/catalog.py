@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError, SignatureError, StoreError
+from agent_memory.records.card import Card
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp
 from agent_memory.search.base import Embedder, Hit, SearchIndex
@@ -318,6 +319,23 @@ class IndexCatalog:
             self._fresh.settle()
             names = self._check_open(recipes) if recipes is not None else self._active
             return [self._query_one(name, text, k, now) for name in names]
+
+    def cards(self, record_ids: Iterable[str]) -> dict[str, Card] | None:
+        """Return the :class:`~agent_memory.records.card.Card` an active index keeps of each id.
+
+        ``None`` when no active index keeps cards (a vector-only or PostgreSQL recipe): the
+        caller reads every record. Ids the index does not hold are left out. The cards are
+        those of the versions the index was last given: as fresh as the index after
+        :meth:`refresh`, and recall compares each one it uses with the version it reads.
+        """
+        with self._lock:
+            for name in self._active:
+                for holding in self._holdings_of(name):
+                    keeper = getattr(holding.index, "cards", None)
+                    if keeper is not None and not holding.suspect:
+                        found: dict[str, Card] = keeper(record_ids)
+                        return found
+            return None
 
     # ------------------------------------------------------------------ reporting
 

@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Literal
 
+from agent_memory.records.card import Card
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search import fts_coverage
@@ -73,7 +74,7 @@ QueryMode = Literal["and-then-or", "and-or", "or"]
 QUERY_MODES: tuple[QueryMode, ...] = ("and-then-or", "and-or", "or")
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-_SCHEMA_TAG = "agent-memory-fts/2"
+_SCHEMA_TAG = "agent-memory-fts/3"
 _MAX_AND_TERMS = 64  # a longer query (a pasted page) goes straight to its rarest terms
 _OR_CAP = 8
 # docs/benchmarks.md (Search): best LoCoMo recall@10 of 0.1/0.25/0.5, p50 within 5% of 0.1 at 100k.
@@ -91,7 +92,8 @@ CREATE TABLE IF NOT EXISTS docs (
     record_id TEXT NOT NULL UNIQUE,
     version TEXT NOT NULL,
     thread TEXT,
-    position TEXT
+    position TEXT,
+    card TEXT NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS docs_thread ON docs (thread, position);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, context, tokenize='{TOKENIZER}');
@@ -307,6 +309,28 @@ class FtsIndex(SharedConnection):
         built_at = parse_timestamp(row[0], "built_at") if row else None
         return IndexInputs(count=len(pairs), digest=inputs_digest(pairs), built_at=built_at)
 
+    def cards(self, record_ids: Iterable[str]) -> dict[str, Card]:
+        """Return the :class:`~agent_memory.records.card.Card` of each id held (others left out).
+
+        One query for the whole batch (recall's candidates). A row whose card does not parse
+        is left out, so the caller reads that record instead.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT record_id, card FROM docs WHERE record_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            ).fetchall()
+        found: dict[str, Card] = {}
+        for record_id, text in rows:
+            try:
+                found[record_id] = Card.loads(record_id, text)
+            except ValueError:
+                continue
+        return found
+
     # ------------------------------------------------------------------ erasure
 
     def purge(self) -> None:
@@ -392,12 +416,12 @@ class FtsIndex(SharedConnection):
                 [(record_id,) for record_id, _, _ in changed if record_id in held],
             )
             self._conn.executemany(
-                "INSERT INTO docs (record_id, version, thread, position) VALUES (?, ?, ?, ?)"
+                "INSERT INTO docs (record_id, version, thread, position, card) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (record_id) DO UPDATE SET version = excluded.version,"
-                " thread = excluded.thread, position = excluded.position",
+                " thread = excluded.thread, position = excluded.position, card = excluded.card",
                 [
-                    (record_id, version, *(places[record_id] or (None, None)))
-                    for record_id, version, _ in changed
+                    (record_id, version, *(places[record_id] or (None, None)), Card.of(record).dumps())
+                    for record_id, version, record in changed
                 ],
             )
             self._conn.executemany(
