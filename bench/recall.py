@@ -23,6 +23,7 @@ Usage::
     python bench/recall.py            # 10k records
     python bench/recall.py --large    # 10k and 100k records
     python bench/recall.py --hybrid   # also the default hybrid recipe (MiniLM vectors) at 10k
+    python bench/recall.py --hybrid-large  # the hybrid recipe at 100k (embeds 100k notes first)
     python bench/recall.py --profile  # also print the top of a cProfile of the recalls
 
 Prints the ``## Recall`` section and writes it into ``docs/benchmarks.md`` (``--no-write``
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import pstats
 import random
 import statistics
@@ -59,6 +61,8 @@ from agent_memory.search.catalog import FULL_CHECK_SECONDS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 HEADING = "## Recall"
+SAVED = DOCS.parent / "benchmarks" / "recall.json"
+"""Every row of the last run, so ``--merge`` can rerun some rows and keep the others."""
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 BUDGET = 2000
 SUPERSEDED_SHARE = 0.05
@@ -406,6 +410,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--hybrid", action="store_true", help="also run the default hybrid recipe (MiniLM vectors) at 10k"
     )
+    parser.add_argument(
+        "--hybrid-large", action="store_true", help="also run the hybrid recipe (MiniLM vectors) at 100k"
+    )
+    parser.add_argument("--only-hybrid", action="store_true", help="leave out the bm25 rows")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the saved rows this run leaves out (docs/benchmarks/recall.json)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
     if not corpus_texts.available():
@@ -413,11 +426,19 @@ def main(argv: list[str] | None = None) -> None:
         return
     asked = questions()[: args.queries]
     rows = []
-    runs = [("bm25", 10_000)] + ([("bm25", 100_000)] if args.large else [])
+    runs = [] if args.only_hybrid else [("bm25", 10_000)] + ([("bm25", 100_000)] if args.large else [])
     runs += [("hybrid", 10_000)] if args.hybrid else []
+    runs += [("hybrid", 100_000)] if args.hybrid_large else []
     for recipe, size in runs:
         rows.append(measure(size, asked, recipe, profile=args.profile))
         print({k: round(v, 2) if isinstance(v, float) else v for k, v in rows[-1].items()}, flush=True)
+    if args.merge and SAVED.is_file():
+        ran = {(r["recipe"], r["size"]) for r in rows}
+        saved = json.loads(SAVED.read_text(encoding="utf-8"))
+        kept = [r for r in saved if (r["recipe"], r["size"]) not in ran]
+        rows = sorted(kept + rows, key=lambda r: (r["recipe"] != "bm25", r["size"]))
+    if not args.no_write:
+        SAVED.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     text = section(rows, findings(rows))
     print(text)
     if not args.no_write:

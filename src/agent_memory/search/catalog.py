@@ -22,6 +22,7 @@ hybrid recipe holds no data: it fuses the indexes of its parts, which other reci
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -40,6 +41,7 @@ from agent_memory.search.freshness import FULL_CHECK_SECONDS, Freshness, Progres
 from agent_memory.search.holdings import Holding, Ledger, close_index, fuse, unavailable, write_json
 from agent_memory.search.hybrid import CANDIDATES, HybridIndex
 from agent_memory.search.hybrid import fuse as fuse_rankings
+from agent_memory.search.overlap import each
 from agent_memory.search.recipes import (
     BUILTIN_RECIPES,
     DEFAULT_CONTEXT,
@@ -318,7 +320,8 @@ class IndexCatalog:
         with self._lock:
             self._fresh.settle()
             names = self._check_open(recipes) if recipes is not None else self._active
-            return [self._query_one(name, text, k, now) for name in names]
+            # Side by side (BM25 beside vectors: search.overlap); results in the order of names.
+            return each([functools.partial(self._query_one, name, text, k, now) for name in names])
 
     def cards(self, record_ids: Iterable[str]) -> dict[str, Card] | None:
         """Return the :class:`~agent_memory.records.card.Card` an active index keeps of each id.
