@@ -16,10 +16,13 @@ from pathlib import Path
 import pytest
 
 from agent_memory.home import Home
+from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
 from agent_memory.records.card import Card
 from agent_memory.records.record import State
+from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import SearchSettings, splice_search
+from agent_memory.stores.sqlite import SQLiteStore
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -123,6 +126,27 @@ def test_recall_reads_only_the_records_it_returns(memory: Memory) -> None:
     }
     assert len(candidates) > 2 * len(result.records)  # most candidates do not fit 60 tokens
     assert set(read) == set(result.ids)
+
+
+def test_a_sql_store_reads_the_records_returned_in_one_batch(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    with Memory(store, MemoryLog(), IndexCatalog.in_memory(store)) as memory:
+        fill(memory)
+        batches: list[list[str]] = []
+        get_many = store.get_many
+
+        def counting(record_ids: list[str]):  # type: ignore[no-untyped-def]
+            batches.append(list(record_ids))
+            return get_many(record_ids)
+
+        store.get_many = counting  # type: ignore[method-assign]
+        result = memory.recall("harbour crane containers", budget_tokens=60, now=at(1), touch=False)
+        store.get_many = get_many  # type: ignore[method-assign]
+        assert result.records
+        assert [sorted(batch) for batch in batches] == [sorted(result.ids)]
+        assert result.to_json() == reading_every_record(
+            memory, query="harbour crane containers", budget_tokens=60
+        )
 
 
 def card_rows(memory: Memory) -> sqlite3.Connection:

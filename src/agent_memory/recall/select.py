@@ -298,13 +298,15 @@ def select(
         recency_weight=recency_weight,
         recency_from=recency_from,
     )
-    with one_pass(), asking(relevance):
+    with one_pass():
         if cards is not None:
             try:
-                return run(_kept_cards(cards, version_of, relevance))
+                with asking(()):  # no batch of every candidate: only the records returned are read
+                    return run(_kept_cards(cards, version_of, relevance))
             except _StaleCard:
                 pass  # the index was behind the store: every candidate is read below
-        return run(functools.partial(_read_card, version_of))
+        with asking(relevance):
+            return run(functools.partial(_read_card, version_of))
 
 
 def _read_card(version_of: VersionLookup, record_id: str) -> Card | None:
@@ -377,9 +379,12 @@ def _select(
         if score > 0:
             scored.append((score, card.id, card, rel, reasons))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    chosen: list[RecalledRecord] = []
+    # The units that fit are chosen on the cards alone, then read together (one batch where
+    # the store has one) and each member checked against its card.
+    fitting: list[tuple[list[tuple[Card, str | None]], list[str], float, float, list[str]]] = []
     taken: set[str] = set()
     total = 0
+    count = 0
     over_budget: list[int] = []
     over_k = 0
     for score, _, card, rel, reasons in scored:
@@ -390,12 +395,17 @@ def _select(
         if total + size > request.budget_tokens:
             over_budget.append(size)
             continue
-        if request.k is not None and len(chosen) + len(members) > request.k:
+        if request.k is not None and count + len(members) > request.k:
             over_k += 1
             continue
-        chosen.extend(_unit(members, unseen, score, rel, reasons, version_of, scorer))
+        fitting.append((members, unseen, score, rel, reasons))
         taken.update(member.id for member, _ in members)
         total += size
+        count += len(members)
+    chosen: list[RecalledRecord] = []
+    with asking(taken):
+        for members, unseen, score, rel, reasons in fitting:
+            chosen.extend(_unit(members, unseen, score, rel, reasons, version_of, scorer))
     notes = _notes(request, bool(relevance), hidden, over_budget, over_k, bool(chosen))
     shown = sorted(chosen, key=lambda item: (-item.score, item.record.id))
     return RecallResult(request.query, tuple(shown), request.budget_tokens, total, tuple(notes))
