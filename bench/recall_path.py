@@ -1,16 +1,15 @@
-"""Recall path benchmark: what ``Memory.recall`` costs after its index query, before and after (issue 10).
+"""Recall path benchmark: what ``Memory.recall`` costs after its index query, before and after (issue 23).
 
 Recall is the bare index query (``catalog.query``) plus its read path: the freshness check,
-reading each candidate's version (about 64 per recall with BM25 beside vectors), the
+reading the versions it returns (about 70 per recall with BM25 beside vectors), the
 withdrawal gate and review states (log reads), scoring, the budget and the salience sidecar.
 This benchmark measures that read path on the Homes of ``bench/scale.py`` (the same generator,
 HashEmbedder vectors) for each store, with two variants in the same process, question by
 question, in alternating order:
 
-- **before**: the read path as it was before session 4 (issue 10), restored by
-  :func:`before_patches`: a cached record copied by ``copy.copy``, ``FileStore.get`` listing
-  the record folder and reading through a buffered file object on every call, and no
-  batched ``get_many`` (one PostgreSQL round trip per candidate);
+- **before**: the read path as it was before session 10 (issue 23), restored by
+  :func:`before_patches`: no index gives recall its cards, so recall reads and verifies
+  every candidate (about 200 per recall) to rank it;
 - **after**: the library as it is.
 
 Both variants recall the same questions from the same Memory; the first questions are also
@@ -23,7 +22,6 @@ next run; ``--quick`` measures 1,000 records and 40 questions.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import shutil
@@ -41,6 +39,8 @@ import corpus
 from report import machine, replace_section
 from scale import NOW, make_records, percentile, start_postgres
 
+from agent_memory.recall.select import CANDIDATES_PER_INDEX
+
 HEADING = "## Recall path"
 BUDGET_S = 40.0  # per store and size: questions stop after this once MINIMUM are asked
 MINIMUM = 20
@@ -50,68 +50,16 @@ CHECKED = 20  # questions whose results are compared across the variants
 # ---------------------------------------------------------------------- the "before" read path
 
 
-def _old_cache_get(self: Any, key: Any) -> Any:
-    with self._lock:
-        record = self._items.get(key)
-        if record is None:
-            return None
-        self._items.move_to_end(key)
-    clone = copy.copy(record)
-    object.__setattr__(clone, "slots", copy.deepcopy(record.slots) if record.slots else {})
-    object.__setattr__(clone, "extra", copy.deepcopy(record.extra) if record.extra else {})
-    return clone
-
-
-def _old_cache_put(self: Any, key: Any, record: Any) -> None:
-    kept = copy.copy(record)
-    object.__setattr__(kept, "slots", copy.deepcopy(record.slots))
-    object.__setattr__(kept, "extra", copy.deepcopy(record.extra))
-    with self._lock:
-        self._items[key] = kept
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-
-def _old_file_get(self: Any, record_id: str) -> Any:
-    from agent_memory.errors import RecordNotFound, StoreError
-    from agent_memory.stores import files
-
-    versions = self._versions(self._record_dir(record_id))
-    if not versions:
-        raise RecordNotFound("no such record", record_id=record_id)
-    path = versions[-1][1]
-    try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
-            info = os.fstat(file.fileno())
-            key = (record_id, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            cached = self._cache.get(key)
-            if cached is not None:
-                return cached
-            data = file.read()
-    except OSError as exc:
-        raise StoreError(f"cannot read the version file: {exc}", path=str(path)) from exc
-    record = self._parse(record_id, path, data)
-    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > files._SETTLED_NS:
-        self._cache.put(key, record)
-    return record
+def _no_cards(self: Any, record_ids: Any) -> None:
+    """``IndexCatalog.cards`` of an index that keeps none: recall reads every candidate."""
+    return None
 
 
 def before_patches() -> list[tuple[Any, str, Any]]:
-    """Return ``(class, attribute, value)`` that restore the read path before this session."""
-    from agent_memory.stores.base import RecordCache
-    from agent_memory.stores.files import FileStore
-    from agent_memory.stores.postgres import PostgresStore
-    from agent_memory.stores.sqlite import SQLiteStore
+    """Return ``(class, attribute, value)`` that restore the read path before session 10."""
+    from agent_memory.search.catalog import IndexCatalog
 
-    patches: list[tuple[Any, str, Any]] = [
-        (RecordCache, "get", _old_cache_get),
-        (RecordCache, "put", _old_cache_put),
-        (FileStore, "get", _old_file_get),
-    ]
-    # A store without get_many is read one candidate at a time (a None attribute reads as absent).
-    patches += [(cls, "get_many", None) for cls in (PostgresStore, SQLiteStore) if hasattr(cls, "get_many")]
-    return patches
+    return [(IndexCatalog, "cards", _no_cards)]
 
 
 @contextmanager
@@ -257,7 +205,7 @@ def measure(backend: str, size: int, work: Path, dsn: str | None, questions: lis
     deadline = time.perf_counter() + BUDGET_S
     for number, question in enumerate(questions):
         bare_start = time.perf_counter()
-        memory.catalog.query(question, k=32)
+        memory.catalog.query(question, k=CANDIDATES_PER_INDEX, now=NOW)
         bare = (time.perf_counter() - bare_start) * 1000
         bare_all.append(bare)
         for variant in ("before", "after") if number % 2 == 0 else ("after", "before"):
@@ -347,9 +295,10 @@ def verdicts(rows: list[dict[str, Any]], saves: dict[int, dict[str, float]]) -> 
 
     sqlite = "" if hasattr(SQLiteStore, "get_many") else " one query per candidate on SQLite (no `get_many`),"
     notes.append(
-        "- What the read path still spends after the query (*after* columns): notes not yet parsed by"
-        " this process (file Home: a parse each; 4,096 parsed records are cached per store),"
-        f"{sqlite} and two log head reads per recall (the withdrawal gate's and the review states';"
+        "- What the read path still spends after the query (*after* columns): the records returned,"
+        " each read and verified (file Home: a parse each for notes not yet parsed by this process;"
+        f" 4,096 parsed records are cached per store),{sqlite} the cards of the candidates (one"
+        " query), and two log head reads per recall (the withdrawal gate's and the review states';"
         " two round trips on PostgreSQL)."
     )
     for count, best in saves.items():
@@ -369,8 +318,10 @@ def section(rows: list[dict[str, Any]], notes: list[str]) -> str:
         "",
         "Written by `bench/recall_path.py`: what `Memory.recall` costs after its bare index query, on",
         "the Homes of `bench/scale.py` (same generator; BM25 beside HashEmbedder vectors, budget",
-        "2,000 tokens), with the read path as it was before session 4 (**before**, restored in the",
-        "same process by patches) and as it is (**after**), question by question in alternating",
+        "2,000 tokens), with the read path as it was before session 10 (**before**: every candidate",
+        "read and verified to rank it, restored in the same process by a patch) and as it is",
+        "(**after**: candidates ranked on the cards the text index keeps, only the records returned",
+        "read), question by question in alternating",
         "order. *Recall − bare* is each question's recall minus its bare query; *reads* is the store",
         "reads (`get`, `get_many`), *log* the log head reads (gate and review states), *salience* the",
         "touch (one sidecar write per second at most); means per recall.",

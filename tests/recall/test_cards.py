@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.connect import connect
 from agent_memory.home import Home
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
@@ -23,6 +24,7 @@ from agent_memory.records.record import State
 from agent_memory.search.catalog import IndexCatalog
 from agent_memory.search.recipes import SearchSettings, splice_search
 from agent_memory.stores.sqlite import SQLiteStore
+from pg import PgSchema, postgres_cluster, postgres_schema  # noqa: F401 - fixtures
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -190,3 +192,31 @@ def test_a_card_round_trips_through_its_json(memory: Memory) -> None:
         assert Card.loads(record.id, card.dumps()) == card
     with pytest.raises(ValueError, match="not a card for mem:x"):
         Card.loads("mem:x", '["active"]')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Memory]:
+    """A memory shared over a SQLite file or a PostgreSQL schema (its own indexes keep the cards)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    if request.param == "sqlite":
+        url = f"sqlite:{tmp_path / 'shared.sqlite'}"
+    else:
+        schema: PgSchema = request.getfixturevalue("postgres_schema")
+        url = f"{schema.dsn}?schema={schema.schema}"
+    with connect(url) as made:
+        yield made
+
+
+def test_a_shared_memory_ranks_on_the_cards_of_its_own_index(shared: Memory) -> None:
+    fill(shared)
+    every = [record.id for record in shared.store.list()]
+    kept = shared.catalog.cards(every)
+    assert kept is not None
+    assert sorted(kept) == sorted(every)
+    assert all(card == Card.of(shared.get(record_id)) for record_id, card in kept.items())
+    for question in QUESTIONS[:6]:
+        assert shared.recall(now=at(1), touch=False, **question).to_json() == reading_every_record(
+            shared, **question
+        )

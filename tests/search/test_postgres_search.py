@@ -245,7 +245,7 @@ def test_tables_of_another_format_are_emptied_on_open(
         )
     with PgTextIndex(postgres_schema.dsn, schema=postgres_schema.schema) as reopened:
         assert reopened.inputs().count == 0
-        assert reopened.recipe.params["schema"] == "agent-memory-pg-fulltext/2"
+        assert reopened.recipe.params["schema"] == "agent-memory-pg-fulltext/3"
 
 
 # ---------------------------------------------------------------------- purge

@@ -336,7 +336,11 @@ class IndexCatalog:
                 for holding in self._holdings_of(name):
                     keeper = getattr(holding.index, "cards", None)
                     if keeper is not None and not holding.suspect:
-                        found: dict[str, Card] = keeper(record_ids)
+                        try:
+                            found: dict[str, Card] = keeper(record_ids)
+                        except AgentMemoryError as exc:  # a server down: recall reads the records
+                            _log.warning("index %s gave no cards (%s); reading the records", name, exc)
+                            return None
                         return found
             return None
 

@@ -4,9 +4,10 @@ Kept apart from the index so the schema and the query's rules read in one place.
 ``{words}``, ``{meta}`` and ``{gin}`` are the index's tables and GIN index (identifiers
 formatted in by psycopg's ``sql`` module); ``%(name)s`` are bound parameters.
 
-Tables of format ``agent-memory-pg-fulltext/2``:
+Tables of format ``agent-memory-pg-fulltext/3``:
 
-- ``<name>_docs(record_id, version, tsv)``: one row per record, its lexemes with positions;
+- ``<name>_docs(record_id, version, tsv, card)``: one row per record, its lexemes with positions
+  and its :class:`~agent_memory.records.card.Card` (what recall ranks it by);
 - ``<name>_words(lexeme, docs)``: how many rows of ``docs`` hold each lexeme (the word
   statistics an "any of these words" query needs), kept by the writers in the statement
   that changes ``docs``; a lexeme no row holds has no row (so an erased note's words leave);
@@ -33,13 +34,16 @@ doubled), so no word is ever read as syntax.
 
 from __future__ import annotations
 
-__all__ = ["DDL", "DELETE_EMPTY", "QUERY", "REMOVE", "WRITE"]
+__all__ = ["CARDS", "DDL", "DELETE_EMPTY", "QUERY", "REMOVE", "WRITE"]
+
+CARDS = "SELECT record_id, card FROM {docs} WHERE record_id = ANY(%(ids)s)"
 
 DDL = """
 CREATE TABLE {docs} (
     record_id text COLLATE "C" PRIMARY KEY,
     version text NOT NULL,
-    tsv tsvector NOT NULL
+    tsv tsvector NOT NULL,
+    card text NOT NULL
 );
 CREATE INDEX {gin} ON {docs} USING gin (tsv) WITH (fastupdate = off);
 CREATE TABLE {words} (lexeme text COLLATE "C" PRIMARY KEY, docs integer NOT NULL);
@@ -54,13 +58,13 @@ INSERT INTO {meta} (key, value) VALUES ('count', '0')
 # gained and lost; RETURNING gives the counts now, so the caller deletes those at zero.
 WRITE = """
 WITH input AS (
-    SELECT * FROM unnest(%(ids)s::text[], %(versions)s::text[], %(tsvs)s::tsvector[])
-        AS i(record_id, version, tsv)
+    SELECT * FROM unnest(%(ids)s::text[], %(versions)s::text[], %(tsvs)s::tsvector[], %(cards)s::text[])
+        AS i(record_id, version, tsv, card)
 ), old AS (
     SELECT d.record_id, d.tsv FROM {docs} d JOIN input i ON i.record_id = d.record_id
 ), upserted AS (
-    INSERT INTO {docs} (record_id, version, tsv) SELECT record_id, version, tsv FROM input
-    ON CONFLICT (record_id) DO UPDATE SET version = EXCLUDED.version, tsv = EXCLUDED.tsv
+    INSERT INTO {docs} (record_id, version, tsv, card) SELECT record_id, version, tsv, card FROM input
+    ON CONFLICT (record_id) DO UPDATE SET version = EXCLUDED.version, tsv = EXCLUDED.tsv, card = EXCLUDED.card
 ), counted AS (
     UPDATE {meta}
     SET value = (value::bigint + (SELECT count(*) FROM input) - (SELECT count(*) FROM old))::text

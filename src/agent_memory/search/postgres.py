@@ -4,7 +4,7 @@ Both implement the :class:`~agent_memory.search.base.SearchIndex` port, for memo
 many agents over one server, next to :class:`~agent_memory.stores.postgres.PostgresStore`.
 Each index owns tables named ``<name>_…`` in one schema:
 
-- :class:`PgTextIndex`: ``<name>_docs(record_id, version, tsv tsvector)`` with a GIN index,
+- :class:`PgTextIndex`: ``<name>_docs(record_id, version, tsv tsvector, card)`` with a GIN index,
   and ``<name>_words(lexeme, docs)``, the word statistics its writers keep
   (:mod:`agent_memory.search.pg_text_sql`). Words and lexemes are made by
   :mod:`agent_memory.search.postgres_text`; the query is a ``tsquery`` built from quoted
@@ -35,17 +35,18 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from agent_memory.records.card import Card
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, Recipe, document_text, version_digest
 from agent_memory.search.fts_query import SMALL_INDEX, STOPWORDS_NAME, content_flags
 from agent_memory.search.pg_base import PgIndexBase
-from agent_memory.search.pg_text_sql import DDL, DELETE_EMPTY, QUERY, REMOVE, WRITE
+from agent_memory.search.pg_text_sql import CARDS, DDL, DELETE_EMPTY, QUERY, REMOVE, WRITE
 from agent_memory.search.pg_vectors import PgVectorIndex
 from agent_memory.search.postgres_text import MAX_WORD, document_words, query_words, tsvector_literal
 
 __all__ = ["PgTextIndex", "PgVectorIndex"]
 
-_TAG = "agent-memory-pg-fulltext/2"
+_TAG = "agent-memory-pg-fulltext/3"
 _BATCH = 500
 _MAX_AND_TERMS = 64
 _OR_CAP = 8
@@ -161,6 +162,26 @@ class PgTextIndex(PgIndexBase):
         every, some = (sorted(hits, key=lambda h: (-h.score, h.record_id)) for hits in parts)
         return _merge(every, some, k)
 
+    def cards(self, record_ids: Iterable[str]) -> dict[str, Card]:
+        """Return the :class:`~agent_memory.records.card.Card` of each id held (others left out).
+
+        One statement for the whole batch (recall's candidates). A row whose card does not
+        parse is left out, so the caller reads that record instead.
+
+        Raises:
+            StoreError: The server failed.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        found: dict[str, Card] = {}
+        for record_id, text in self._fetch(self._statement(CARDS), {"ids": ids}):
+            try:
+                found[str(record_id)] = Card.loads(str(record_id), str(text))
+            except ValueError:
+                continue
+        return found
+
     def remove(self, record_ids: Iterable[str]) -> None:
         """Forget these ids (unknown ids are ignored); they never match again.
 
@@ -219,6 +240,7 @@ class PgTextIndex(PgIndexBase):
                 "ids": [r.id for r in changed],
                 "versions": [versions[r.id] for r in changed],
                 "tsvs": [tsvector_literal([stems[w] for w in per_record[r.id]]) for r in changed],
+                "cards": [Card.of(r).dumps() for r in changed],
             }
             with self._transaction() as cur:
                 # One writer at a time per index: each count moves from the rows as they are now.
