@@ -56,6 +56,7 @@ from datetime import datetime
 from agent_memory.errors import RecordError
 from agent_memory.governance.review_book import is_stale
 from agent_memory.log.fold import one_pass
+from agent_memory.recall.card_reads import CardLookup, CardsOf, StaleCard, kept_cards, read_card
 from agent_memory.recall.version_lookup import VersionLookup, asking, lookup_versions, version_as_of
 from agent_memory.records.card import Card, approx_tokens
 from agent_memory.records.record import Kind, MemoryRecord, State
@@ -230,14 +231,6 @@ class _Scorer:
         return relevance * weight * recency * self.boost(record.id) * record.confidence
 
 
-CardLookup = Callable[[str], Card | None]
-CardsOf = Callable[[list[str]], dict[str, Card] | None]
-
-
-class _StaleCard(Exception):
-    """A card an index kept differs from the version read: rank again from the records."""
-
-
 def select(
     request: RecallQuery,
     relevance: dict[str, float],
@@ -302,34 +295,11 @@ def select(
         if cards is not None:
             try:
                 with asking(()):  # no batch of every candidate: only the records returned are read
-                    return run(_kept_cards(cards, version_of, relevance))
-            except _StaleCard:
+                    return run(kept_cards(cards, version_of, relevance))
+            except StaleCard:
                 pass  # the index was behind the store: every candidate is read below
         with asking(relevance):
-            return run(functools.partial(_read_card, version_of))
-
-
-def _read_card(version_of: VersionLookup, record_id: str) -> Card | None:
-    """The card of the version ``version_of`` reads (``None`` when it reads none)."""
-    record = version_of(record_id)
-    return None if record is None else Card.of(record)
-
-
-def _kept_cards(cards: CardsOf, version_of: VersionLookup, candidates: dict[str, float]) -> CardLookup:
-    """Cards from the index: the candidates' in one batch, any other id alone, a missing one read."""
-    kept: dict[str, Card] = {}
-    asked: set[str] = set()
-
-    def card_of(record_id: str) -> Card | None:
-        if record_id not in asked:
-            wanted = [i for i in candidates if i not in asked] if not asked else [record_id]
-            asked.update(wanted)
-            asked.add(record_id)
-            kept.update(cards(wanted) or {})
-        card = kept.get(record_id)
-        return card if card is not None else _read_card(version_of, record_id)
-
-    return card_of
+            return run(functools.partial(read_card, version_of))
 
 
 def _select(
@@ -572,13 +542,13 @@ def _unit(
     """Read and check each member of a unit that fits, and give each its score and reasons.
 
     Raises:
-        _StaleCard: A member's version differs from the card it was ranked by.
+        StaleCard: A member's version differs from the card it was ranked by.
     """
     unit = []
     for card, why in members:
         record = version_of(card.id)
         if record is None or Card.of(record) != card:
-            raise _StaleCard(card.id)
+            raise StaleCard(card.id)
         if why is None:
             item = _member(record, score, reasons, scorer)
             for side in unseen:
