@@ -17,12 +17,13 @@ version by comparing cards (an index behind the store never changes what recall 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from agent_memory.records.record import MemoryRecord, State
 
-__all__ = ["CHARS_PER_TOKEN", "Card", "approx_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "Card", "approx_tokens", "cards_of_rows"]
 
 CHARS_PER_TOKEN = 4
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -150,6 +151,20 @@ class Card:
             )
         except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"not a card for {record_id}: {exc}") from exc
+
+
+def cards_of_rows(rows: Iterable[tuple[object, object]]) -> dict[str, Card]:
+    """Return ``{record id: card}`` from an index's ``(record id, card text)`` rows, leaving out damaged ones.
+
+    A row whose card does not parse is left out, so recall reads that record instead.
+    """
+    found: dict[str, Card] = {}
+    for record_id, text in rows:
+        try:
+            found[str(record_id)] = Card.loads(str(record_id), str(text))
+        except ValueError:
+            continue
+    return found
 
 
 def _micros(moment: datetime) -> int:

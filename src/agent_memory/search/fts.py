@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Literal
 
-from agent_memory.records.card import Card
+from agent_memory.records.card import Card, cards_of_rows
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search import fts_coverage
@@ -323,13 +323,7 @@ class FtsIndex(SharedConnection):
                 "SELECT record_id, card FROM docs WHERE record_id IN (SELECT value FROM json_each(?))",
                 (json.dumps(ids),),
             ).fetchall()
-        found: dict[str, Card] = {}
-        for record_id, text in rows:
-            try:
-                found[record_id] = Card.loads(record_id, text)
-            except ValueError:
-                continue
-        return found
+        return cards_of_rows(rows)
 
     # ------------------------------------------------------------------ erasure
 

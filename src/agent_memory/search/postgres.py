@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from agent_memory.records.card import Card
+from agent_memory.records.card import Card, cards_of_rows
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Hit, Recipe, document_text, version_digest
 from agent_memory.search.fts_query import SMALL_INDEX, STOPWORDS_NAME, content_flags
@@ -174,13 +174,7 @@ class PgTextIndex(PgIndexBase):
         ids = list(dict.fromkeys(record_ids))
         if not ids:
             return {}
-        found: dict[str, Card] = {}
-        for record_id, text in self._fetch(self._statement(CARDS), {"ids": ids}):
-            try:
-                found[str(record_id)] = Card.loads(str(record_id), str(text))
-            except ValueError:
-                continue
-        return found
+        return cards_of_rows(self._fetch(self._statement(CARDS), {"ids": ids}))
 
     def remove(self, record_ids: Iterable[str]) -> None:
         """Forget these ids (unknown ids are ignored); they never match again.
