@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 if CHROMIUM is not None and CHROMEDRIVER is not None:
     from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -100,6 +101,15 @@ def base(url: str) -> str:
     return url.split("/?token=")[0]
 
 
+def wait_until(browser: WebDriver, condition: Callable[[WebDriver], object]) -> None:
+    """Wait up to 30 s for ``condition``; an element gone with the page it was on means "not yet".
+
+    A form's answer replaces the page while the condition reads it, so an element it just
+    found can be stale by the time its text is asked for.
+    """
+    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+
+
 def submit(browser: WebDriver, form_css: str, reason: str | None = None) -> None:
     """Fill a form's reason (when given) and press its button; wait for the page it leads to."""
     form = browser.find_element(By.CSS_SELECTOR, form_css)
@@ -107,7 +117,7 @@ def submit(browser: WebDriver, form_css: str, reason: str | None = None) -> None
         form.find_element(By.NAME, "reason").send_keys(reason)
     old = browser.find_element(By.TAG_NAME, "html")
     form.find_element(By.TAG_NAME, "button").click()
-    WebDriverWait(browser, 30).until(lambda _: old.id != browser.find_element(By.TAG_NAME, "html").id)
+    wait_until(browser, lambda _: old.id != browser.find_element(By.TAG_NAME, "html").id)
 
 
 def flash(browser: WebDriver) -> str:
@@ -122,13 +132,13 @@ def test_opening_the_printed_address_searches_and_opens_a_record(
     box = browser.find_element(By.ID, "q")
     box.send_keys("where does staging run")
     browser.find_element(By.CSS_SELECTOR, "form.search button").click()
-    WebDriverWait(browser, 30).until(lambda b: "q=" in b.current_url)
+    wait_until(browser, lambda b: "q=" in b.current_url)
     recalled = json.loads(filled.ok("recall", "where does staging run", "--json"))["records"]
     links = browser.find_elements(By.CSS_SELECTOR, "a.record-link")
     assert [a.get_attribute("href").rsplit("/", 1)[1] for a in links] == [r["id"] for r in recalled]
     assert browser.find_element(By.CSS_SELECTOR, "td.score").text == f"{recalled[0]['score']:.3f}"
     links[0].click()
-    WebDriverWait(browser, 30).until(lambda b: "/record/" in b.current_url)
+    wait_until(browser, lambda b: "/record/" in b.current_url)
     assert browser.find_element(By.ID, "body").text == recalled[0]["body"]
     assert browser.find_element(By.CSS_SELECTOR, "h1.record-id").text == recalled[0]["id"]
 
@@ -160,7 +170,7 @@ def test_resolving_a_dispute_keeps_the_chosen_side(served: str, browser: WebDriv
     chosen = next(s for s in sides if filled.staging in s.text)
     chosen.find_element(By.NAME, "reason").send_keys("db-3 is in the runbook")
     chosen.find_element(By.TAG_NAME, "button").click()
-    WebDriverWait(browser, 30).until(lambda b: "resolved:" in flash(b))
+    wait_until(browser, lambda b: "resolved:" in flash(b))
     assert f"resolved: {filled.staging} active, {filled.disputer} superseded" in flash(browser)
     assert json.loads(filled.ok("show", filled.staging, "--json"))["state"] == "active"
     assert json.loads(filled.ok("show", filled.disputer, "--json"))["state"] == "superseded"
@@ -203,7 +213,7 @@ def test_a_form_with_a_wrong_csrf_token_is_refused(served: str, browser: WebDriv
     )
     browser.execute_script("arguments[0].querySelector('input[name=csrf]').value = 'forged'", form)
     form.find_element(By.TAG_NAME, "button").click()
-    WebDriverWait(browser, 30).until(lambda b: "CSRF" in b.find_element(By.TAG_NAME, "body").text)
+    wait_until(browser, lambda b: "CSRF" in b.find_element(By.TAG_NAME, "body").text)
     assert filled.quarantined in [i["id"] for i in json.loads(filled.ok("review", "--json"))["items"]]
 
 
