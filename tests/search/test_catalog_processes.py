@@ -105,3 +105,25 @@ def test_a_holding_reads_its_ledger_rows_again_only_after_another_connection_wro
         assert loads == [holding.name]
         assert "mem:" + "0" * 32 in holding.held
         catalog.close()
+
+
+def test_two_indexes_loading_the_same_rows_share_each_pair_and_keep_their_own_changes(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    same = {f"mem:{i:032x}": (f"token-{i}", f"{i:032x}") for i in range(50)}
+    writer = Ledger(path)
+    writer.update("bm25", same | {"mem:" + "f" * 32: ("token-f", None)}, ())
+    writer.update("vectors", same | {"mem:" + "0" * 32: ("token-0", "changed" + "0" * 25)}, ())
+    writer.close()
+    ledger = Ledger(path)
+    text, vectors = ledger.load("bm25"), ledger.load("vectors")
+    alike = [rid for rid in same if rid != "mem:" + "0" * 32]
+    assert [text[rid] for rid in alike] == [vectors[rid] for rid in alike] == [same[rid] for rid in alike]
+    assert all(text[rid] is vectors[rid] for rid in alike)
+    assert vectors["mem:" + "0" * 32] == ("token-0", "changed" + "0" * 25)  # differs: its own pair
+    assert "mem:" + "f" * 32 not in vectors and text["mem:" + "f" * 32] == ("token-f", None)
+    text["mem:" + "1" * 32] = ("token-new", "1" * 32)  # the caller changes its own dict
+    again = ledger.load("vectors")  # a reload never takes its own old rows as the base
+    assert again == vectors and "mem:" + "1" * 32 not in again
+    ledger.forget("bm25")
+    assert ledger.load("vectors") == vectors and ledger.load("bm25") == {}
+    ledger.close()
