@@ -51,9 +51,9 @@ def limit_malloc_arenas(arenas: int = SERVER_ARENAS) -> bool:
     """Cap glibc's malloc arenas at ``arenas`` for this process, unless ``MALLOC_ARENA_MAX`` is set.
 
     glibc gives a thread that allocates while another holds the main arena an arena of its
-    own, up to eight per core, and what one arena frees is not reused by another: the threads
-    that ask the indexes side by side (:mod:`agent_memory.search.overlap`) and the SDK's
-    event loop each kept their own. Over 100,000 records with 384-d vectors the server's
+    own, up to eight per core, and memory free in one arena serves no other: the threads that
+    ask the indexes side by side (:mod:`agent_memory.search.overlap`) and the SDK's event
+    loop can each grow their own. Over 100,000 records with 384-d vectors the server's
     peak resident set was 432 MB with the default and 419 MB with two arenas, in the same run
     (``bench/serve_memory.py``, issue 23). Elsewhere than glibc (macOS, musl) nothing is done.
 
