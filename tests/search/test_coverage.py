@@ -66,6 +66,24 @@ def test_ids_not_held_and_questions_without_words_cover_nothing() -> None:
         assert fts.coverage("violin", []) == {}
 
 
+def test_coverage_leaves_its_scratch_table_empty_and_the_index_unchanged() -> None:
+    notes = [note(f"violin lessons {i}") for i in range(20)] + [note("violin repair"), note("garden fence")]
+    with FtsIndex(":memory:") as fts:
+        fts.index(notes)
+        before = fts.inputs()
+        asked = [notes[0].id, notes[20].id, notes[21].id]
+        first = fts.coverage("violin lessons", asked)
+        again = fts.coverage("violin lessons", list(reversed(asked)))
+        left = fts._conn.execute("SELECT count(*) FROM temp.candidates").fetchone()[0]
+        assert fts.inputs() == before
+        assert fts.query("violin", k=100) and len(fts.query("violin", k=100)) == 21
+    assert left == 0
+    assert first == again
+    assert set(first) == set(asked)  # only the rows asked about, though twenty more hold "violin"
+    assert first[notes[0].id] == pytest.approx(1.0) and first[notes[21].id] == 0.0
+    assert 0.0 < first[notes[20].id] < 1.0
+
+
 def test_the_bm25_index_is_a_coverage_lookup() -> None:
     with FtsIndex(":memory:") as fts:
         assert isinstance(fts, CoverageLookup)

@@ -100,13 +100,15 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, context, tokenize='{TOKE
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, row);
 """
 # Scratch tables through which SQLite itself cuts a query into tokens and stems, so the
-# query side can never disagree with how documents were tokenized.
+# query side can never disagree with how documents were tokenized; ``candidates`` holds a
+# query's candidates for a moment while :mod:`.fts_coverage` asks which words each holds.
 _SCRATCH = f"""
 PRAGMA temp_store = MEMORY;
 CREATE VIRTUAL TABLE temp.q_stems USING fts5(text, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE temp.q_tokens USING fts5(text, tokenize='{TOKENIZER.removeprefix("porter ")}');
 CREATE VIRTUAL TABLE temp.q_stems_i USING fts5vocab(temp, q_stems, instance);
 CREATE VIRTUAL TABLE temp.q_tokens_i USING fts5vocab(temp, q_tokens, instance);
+CREATE VIRTUAL TABLE temp.candidates USING fts5(record_id UNINDEXED, text, context, tokenize='{TOKENIZER}');
 """
 # FTS5 ranks the matches alone; only the top rows are joined to their record ids.
 _MATCH = (

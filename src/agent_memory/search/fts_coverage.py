@@ -15,8 +15,10 @@ multiplies the BM25 part's normalised score of each candidate by ``coverage ** e
 (:class:`~agent_memory.search.hybrid.HybridIndex` ``coverage``); docs/benchmarks.md,
 Retrieval quality, has the figures.
 
-Invariant: read-only, and only over the rows asked about; a word FTS5 cannot find in any
-note adds to the question's mass but to no note's, so coverage lies in [0, 1].
+Invariant: read-only for the index (the candidates are copied into the connection's scratch
+table ``temp.candidates`` inside a savepoint that is rolled back, so it is empty between
+calls), and only over the rows asked about; a word FTS5 cannot find in any note adds to the
+question's mass but to no note's, so coverage lies in [0, 1].
 """
 
 from __future__ import annotations
@@ -33,10 +35,15 @@ __all__ = ["CONTEXT_SHARE", "coverage", "idf"]
 CONTEXT_SHARE = 0.5
 """What a word found only in a note's context column counts (as the column's weight in ``bm25()``)."""
 
-_HOLDING = (
-    "SELECT d.record_id FROM fts f JOIN docs d ON d.rowid = f.rowid"
-    " WHERE fts MATCH ? AND d.record_id IN (SELECT value FROM json_each(?))"
+# The candidates' two columns, copied into the connection's scratch table ``temp.candidates``
+# (an FTS5 table with the index's tokenizer): each word is then looked up among a hundred rows
+# instead of walking its doclist over the whole index (issue 23: 10 ms → 2 ms per question
+# at 100,000 notes, and no longer growing with the Home).
+_COPY = (
+    "INSERT INTO temp.candidates (record_id, text, context) SELECT d.record_id, f.text, f.context"
+    " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.record_id IN (SELECT value FROM json_each(?))"
 )
+_HOLDING = "SELECT record_id FROM temp.candidates WHERE candidates MATCH ?"
 
 
 def idf(df: int, total: int) -> float:
@@ -55,7 +62,9 @@ def coverage(
 
     Args:
         conn: An :class:`~agent_memory.search.fts.FtsIndex` connection (tables ``fts`` with
-            columns ``text`` and ``context``, and ``docs``), under its lock.
+            columns ``text`` and ``context``, ``docs``, and the scratch FTS5 table
+            ``temp.candidates (record_id UNINDEXED, text, context)`` with the same
+            tokenizer), under its lock.
         terms: The question's content terms (:func:`~.fts_query.content_terms`), stems distinct.
         df: Notes holding each stem (absent: 0).
         total: Notes in the index.
@@ -70,15 +79,20 @@ def coverage(
     mass = sum(weights.values())
     if not ids or mass <= 0:
         return got
-    asked = json.dumps(ids)
-    for term in {t.stem: t for t in terms}.values():
-        if not df.get(term.stem):
-            continue
-        own = {r for (r,) in conn.execute(_HOLDING, (f"text : {quote(term.token)}", asked))}
-        near = {r for (r,) in conn.execute(_HOLDING, (f"context : {quote(term.token)}", asked))} - own
-        weight = weights[term.stem] / mass
-        for record_id in own:
-            got[record_id] += weight
-        for record_id in near:
-            got[record_id] += CONTEXT_SHARE * weight
+    conn.execute("SAVEPOINT coverage")
+    try:
+        conn.execute(_COPY, (json.dumps(ids),))
+        for term in {t.stem: t for t in terms}.values():
+            if not df.get(term.stem):
+                continue
+            own = {r for (r,) in conn.execute(_HOLDING, (f"text : {quote(term.token)}",))}
+            near = {r for (r,) in conn.execute(_HOLDING, (f"context : {quote(term.token)}",))} - own
+            weight = weights[term.stem] / mass
+            for record_id in own:
+                got[record_id] += weight
+            for record_id in near:
+                got[record_id] += CONTEXT_SHARE * weight
+    finally:
+        conn.execute("ROLLBACK TO coverage")
+        conn.execute("RELEASE coverage")
     return {record_id: min(1.0, value) for record_id, value in got.items()}
