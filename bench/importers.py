@@ -13,6 +13,14 @@ BM25 recipe. Timed, each the median of ``--repeat`` runs:
 The ratio of ``import_path`` to the raw store puts says whether a bulk path is worth having:
 a bulk path could at most remove the difference.
 
+Then the product as users drive it, per recipe (``## Importers``, second table): ``agent-memory
+init``, ``agent-memory import --from locomo`` of one whole conversation (conv-26, every session),
+and the first ``agent-memory recall`` after it, each a fresh process, into a Home on the
+default recipe (BM25 + MiniLM vectors: the import leaves the vectors to the first query,
+``search/freshness.py`` "Deferred", so that recall embeds every turn) and into one on the
+BM25 recipe. Aim (issue 21 item 5): import plus first recall with vectors at most 3× the
+BM25-only pair.
+
 The same turns are also written as an OpenClaw workspace (one ``memory/YYYY-MM-DD.md`` daily
 log per session day, one ``## HH:MM`` section per turn) and imported with ``--from openclaw``
 (the ``## Folder importers`` section): the folder walk, the Markdown parse and the tainted
@@ -24,8 +32,11 @@ two sections and writes them into ``docs/benchmarks.md``, leaving the others alo
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +53,10 @@ from agent_memory.memory import Memory
 from agent_memory.records.record import MemoryRecord, Provenance
 
 LOCOMO = corpus.LOCOMO
+COMMAND = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or "agent-memory"
+AIM_VECTORS = 3.0
+"""Aim (issue 21 item 5): CLI import + first recall with vectors ÷ the same with BM25 alone."""
+QUESTION = "What did Caroline research?"
 HEADING = "## Importers"
 FOLDER_HEADING = "## Folder importers"
 
@@ -118,7 +133,48 @@ def measure(sessions: int, items: int, repeat: int) -> tuple[list[tuple[str, flo
     return rows, count
 
 
-def render(rows: list[tuple[str, float, str]], count: int, sessions: int) -> str:
+def _cli(*args: str) -> float:
+    """Run ``agent-memory ARGS`` in a fresh process; return its wall-clock seconds."""
+    started = time.perf_counter()
+    subprocess.run([COMMAND, *args], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def measure_cli(repeat: int) -> tuple[dict[str, tuple[float, float]], int]:
+    """Return ``{recipe: (import s, first recall s)}`` (medians) for one conversation, and its turns."""
+    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    times: dict[str, list[tuple[float, float]]] = {"default": [], "bm25": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        conversation = Path(scratch) / "conv-26.json"
+        conversation.write_text(json.dumps(data[:1]), encoding="utf-8")
+        for round_ in range(repeat):
+            for recipe in times:  # interleaved, so machine load hits both alike
+                home = Path(scratch) / f"{recipe}-{round_}"
+                _cli("init", str(home), "--no-git", "--timezone", "UTC")
+                if recipe == "bm25":
+                    settings = home / "memory.toml"
+                    text = settings.read_text(encoding="utf-8")
+                    settings.write_text(text.replace("\n[search]\n", '\n[search]\nrecipes = ["bm25"]\n', 1))
+                imported = _cli("import", "--home", str(home), "--from", "locomo", str(conversation))
+                recalled = _cli("recall", "--home", str(home), QUESTION)
+                times[recipe].append((imported, recalled))
+        found = subprocess.run(
+            [COMMAND, "status", "--home", str(home), "--json"], check=True, capture_output=True, text=True
+        )
+    turns = int(json.loads(found.stdout)["records"])
+    medians = {
+        recipe: (statistics.median(i for i, _ in rows), statistics.median(r for _, r in rows))
+        for recipe, rows in times.items()
+    }
+    return medians, turns
+
+
+def render(
+    rows: list[tuple[str, float, str]],
+    count: int,
+    sessions: int,
+    cli: tuple[dict[str, tuple[float, float]], int] | None = None,
+) -> str:
     """Return the ``## Importers`` section."""
     lines = [
         HEADING,
@@ -132,6 +188,29 @@ def render(rows: list[tuple[str, float, str]], count: int, sessions: int) -> str
     ]
     for step, seconds, note in rows:
         lines.append(f"| {step} | {seconds:.2f} | {seconds / count * 1000:.1f} | {note} |")
+    if cli is not None:
+        medians, turns = cli
+        base = sum(medians["bm25"])
+        lines += [
+            "",
+            f"The CLI, one whole conversation (conv-26, {turns} turns), fresh processes, medians:",
+            "`agent-memory import --from locomo`, then the first `agent-memory recall` (which embeds what",
+            "the import left for the vectors). Ratio: import + first recall ÷ the BM25 pair.",
+            "",
+            "| recipe | import (s) | first recall (s) | both (s) | ratio |",
+            "|---|--:|--:|--:|--:|",
+        ]
+        for recipe, label in (("bm25", "BM25"), ("default", "default: BM25 + MiniLM vectors")):
+            imported, recalled = medians[recipe]
+            both = imported + recalled
+            lines.append(f"| {label} | {imported:.2f} | {recalled:.2f} | {both:.2f} | {both / base:.2f}× |")
+        ratio = sum(medians["default"]) / base
+        verdict = "met" if ratio <= AIM_VECTORS else "not met"
+        lines += [
+            "",
+            f"- **Aim (issue 21 item 5):** with vectors {ratio:.2f}× BM25 alone"
+            f" ({verdict}: at most {AIM_VECTORS:.0f}×).",
+        ]
     lines += ["", f"Machine: {machine()}.", ""]
     return "\n".join(lines)
 
@@ -236,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="bench-importers-config-"))
     rows, count = measure(args.sessions, args.items, args.repeat)
-    section = render(rows, count, args.sessions)
+    section = render(rows, count, args.sessions, measure_cli(args.repeat))
     print(section)
     if not args.no_write:
         replace_section(HEADING, section)

@@ -71,6 +71,45 @@ def test_once_the_model_is_loaded_a_write_is_embedded_at_once(
     catalog.close()
 
 
+class CountingEmbedder(ScriptedEmbedder):
+    """A :class:`ScriptedEmbedder` that also keeps each call's texts, to count batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_with_defer_embedding_a_loaded_model_waits_for_the_next_query_and_embeds_in_one_batch(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = CountingEmbedder()
+    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
+    catalog.refresh()
+    assert embedder.loaded and not catalog.defer_embedding
+    catalog.defer_embedding = True
+    calls = len(embedder.calls)
+    notes = [
+        record(text, 9 + i)
+        for i, text in enumerate(("Lunch is at noon.", "The canteen moved.", "Noon bell."))
+    ]
+    for note in notes:
+        store.put(note)
+        catalog.written([note])  # one remember each, as an agent makes them
+    assert len(embedder.calls) == calls  # no write embedded anything, though the model is loaded
+    waiting = {s["name"]: (s["waiting"], s["dirty"]) for s in catalog.status()}
+    assert waiting["v"] == (3, False) and waiting["bm25"] == (0, False)  # waiting is not dirty
+    assert ids(catalog.query("canteen", recipes=["bm25"])[0]) == [notes[1].id]  # BM25 has them already
+    hits = catalog.query("lunch noon canteen", recipes=["v"])[0]
+    assert {n.id for n in notes} <= set(ids(hits))
+    assert embedder.calls[calls:-1] == [[n.body for n in notes]]  # the three in one batch, then the question
+    assert not any(s["waiting"] or s["dirty"] for s in catalog.status())
+    catalog.close()
+
+
 def test_a_deferred_write_is_indexed_by_a_refresh_even_while_the_signal_is_quiet(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

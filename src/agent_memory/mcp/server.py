@@ -194,7 +194,9 @@ def serve(
     DNS-rebinding protection on for loopback hosts. ``taint`` applies to every connection; over
     HTTP a connection may add labels with the ``X-Agent-Memory-Taint`` header (:mod:`.calls`).
     While it runs, writes are committed to the Home's git repository once no write tool has
-    been called for ``commit_delay`` seconds (:mod:`.commits`); the rest when it stops.
+    been called for ``commit_delay`` seconds (:mod:`.commits`); the rest when it stops. Writes
+    leave their vectors to the next recall, which embeds all that waits in one batch
+    (:attr:`IndexCatalog.defer_embedding <agent_memory.search.catalog.IndexCatalog.defer_embedding>`).
 
     Raises:
         ConfigError: ``home`` is not a Home.
@@ -205,6 +207,9 @@ def serve(
     opened = Home.open(resolve_home(str(home) if home is not None else None))
     session = Session(opened.root.resolve(), agent, tuple(taint), opened.settings.zone)
     memory = Memory.open(opened.root, actor=session.actor, taint=session.taint, source_kind="mcp")
+    # remember returns before its vector is computed; the next recall embeds what waits in one
+    # batch (search/freshness.py, "Deferred"; issue 21 item 5).
+    memory.catalog.defer_embedding = True
     try:
         committer = Committer(opened, memory.log, delay=commit_delay)
         try:

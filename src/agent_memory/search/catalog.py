@@ -276,11 +276,26 @@ class IndexCatalog:
                     holding.wipe(self._ledger)
             return self._fresh.catch_up(self._fresh.tokens(), progress)
 
+    @property
+    def defer_embedding(self) -> bool:
+        """Whether writes leave every vector index to the next query (:mod:`.freshness`, "Deferred").
+
+        Off by default; the MCP server turns it on, so ``remember`` returns before its
+        vector is computed and the next ``recall`` embeds everything waiting in one batch.
+        """
+        return self._fresh.defer_embedding
+
+    @defer_embedding.setter
+    def defer_embedding(self, value: bool) -> None:
+        with self._lock:
+            self._fresh.defer_embedding = bool(value)
+
     def written(self, records: Iterable[MemoryRecord]) -> None:
         """Index versions this process just wrote (so a recall right after finds them).
 
-        A vector index whose model is not loaded yet gets them at the next :meth:`query` or
-        :meth:`refresh` instead (:mod:`.freshness`, "Deferred"): a write never loads a model.
+        A vector index whose model is not loaded yet (and, with :attr:`defer_embedding`,
+        every vector index) gets them at the next :meth:`query` or :meth:`refresh` instead
+        (:mod:`.freshness`, "Deferred"): a write never loads a model.
         """
         with self._lock:
             self._fresh.written(records)
@@ -375,7 +390,7 @@ class IndexCatalog:
                 for holding in self._holdings_of(name):
                     changed, vanished = holding.changes(current)
                     stale.update(changed, vanished)
-                    if holding.cold:  # its model is not loaded here: a write left these to a query
+                    if self._fresh.defers(holding):  # a write of this process left these to a query
                         waiting.update(rid for rid in changed if rid in indexed_now)
                     unread |= holding.unreadable(current)
                     off = off or not agreeing[holding.name]

@@ -32,8 +32,11 @@ lacks the new token, which is all any later reader needs: the next refresh of th
 reads :attr:`Freshness.deferred` first, whatever the signal says, and every other process
 finds the token missing at its first full comparison (or in the change feed). So a record
 remembered by one command is found by the vector side of the next ``recall``, which embeds
-it with the model it loads for the question; a process whose model is loaded (a
-long-running MCP server after its first query) embeds on write as before.
+it with the model it loads for the question. A process whose model is loaded embeds on
+write, unless it sets :attr:`Freshness.defer_embedding` (the MCP server does, issue 21 item
+5): then every write leaves every embedding holding behind the same way, so ``remember``
+returns before its vector is computed, and the next query embeds all that waits in one batch
+(and finds the new notes by BM25 meanwhile, had it not).
 
 Invariant: an index is updated before the ledger records it, so a crash only makes work
 look undone (it is redone), never done; a deferred record is merely one the ledger does not
@@ -83,6 +86,8 @@ class Freshness:
             (:class:`~agent_memory.stores.verified.Signers`; none for a store with no key).
         deferred: Ids this process wrote that a cold holding has not indexed yet (module
             docstring, "Deferred"); :meth:`settle` indexes them.
+        defer_embedding: Leave every holding that embeds (not only the cold ones) to the next
+            query when this process writes (module docstring, "Deferred"). Off by default.
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class Freshness:
         self.due = True
         self.signers = Signers()
         self.deferred: set[str] = set()
+        self.defer_embedding = False
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
         self._last_full = -math.inf
@@ -131,6 +137,10 @@ class Freshness:
         cost = self._last_full - started
         self._full_wait = max(FULL_CHECK_SECONDS, cost * (1 - FULL_CHECK_SHARE) / FULL_CHECK_SHARE)
         return settled + self.catch_up(current, progress)
+
+    def defers(self, holding: Holding) -> bool:
+        """Whether a write of this process leaves ``holding`` to the next query (module docstring)."""
+        return holding.cold or (self.defer_embedding and holding.embeds)
 
     def settle(self, progress: Progress | None = None) -> int:
         """Index the versions this process wrote while a holding was cold; return how many were read.
@@ -188,10 +198,10 @@ class Freshness:
         return len(wanted) + len(vanished - set(wanted))
 
     def written(self, records: Iterable[MemoryRecord]) -> None:
-        """Update every holding but the cold ones with versions this process just wrote.
+        """Update every holding but the deferring ones with versions this process just wrote.
 
-        A cold holding is left behind and the ids kept in :attr:`deferred` (module
-        docstring, "Deferred").
+        A cold holding (and with :attr:`defer_embedding` every one that embeds) is left
+        behind and the ids kept in :attr:`deferred` (module docstring, "Deferred").
 
         The signal moved because of this write, so its new value is taken as quiet and the
         next refresh need not compare every token. The cost: a write another process made
@@ -204,7 +214,7 @@ class Freshness:
         if batch:
             tokens = self.tokens(only=list(batch))
             for holding in self.holdings.values():
-                if holding.cold:
+                if self.defers(holding):
                     self.deferred.update(batch)
                 else:
                     holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))

@@ -409,6 +409,11 @@ class Holding:
         """Whether updating this index now would first load a model (its index's ``cold``)."""
         return bool(getattr(self.index, "cold", False))
 
+    @property
+    def embeds(self) -> bool:
+        """Whether updating this index computes embeddings (a vector index: it has ``cold``)."""
+        return hasattr(type(self.index), "cold")
+
     def adopt(self, ledger: Ledger) -> None:
         """Load what the ledger says this index holds; if its contents disagree, mark it suspect."""
         if not self.agrees(ledger):
