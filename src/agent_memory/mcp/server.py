@@ -37,6 +37,7 @@ from pydantic import ConfigDict, ValidationError
 
 from agent_memory.mcp.calls import invalid_arguments
 from agent_memory.mcp.commits import COMMIT_DELAY, Committer
+from agent_memory.mcp.heap import release_free_heap
 from agent_memory.mcp.session import Session
 from agent_memory.mcp.tools import UNCOMMITTED, Tools
 from agent_memory.memory import Memory
@@ -77,7 +78,8 @@ class _Server(MCPServer):
     """The SDK's server, with schema errors in one line and a hook after each writing call.
 
     A call whose arguments break the schema fails with :func:`.calls.invalid_arguments`;
-    ``after_write`` runs once each call of a tool in ``writes`` has ended.
+    ``after_write`` runs once each call of a tool in ``writes`` has ended; after every call
+    the heap's free pages go back to the system (:func:`~agent_memory.mcp.heap.release_free_heap`).
     """
 
     def __init__(
@@ -108,6 +110,7 @@ class _Server(MCPServer):
             # wrote nothing costs the committer one read of the log's head.
             if name in self._writes:
                 self._after_write()
+            release_free_heap()  # what the call freed leaves the resident set (mcp/heap.py)
 
 
 def build_server(
