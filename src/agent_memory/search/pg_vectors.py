@@ -31,7 +31,15 @@ import numpy as np
 
 from agent_memory.errors import StoreError
 from agent_memory.records.record import MemoryRecord
-from agent_memory.search.base import Embedder, Hit, Recipe, document_text, embedder_cold, version_digest
+from agent_memory.search.base import (
+    EMBED_BATCH,
+    Embedder,
+    Hit,
+    Recipe,
+    document_text,
+    embedder_cold,
+    version_digest,
+)
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.pg_base import PgIndexBase
 from agent_memory.search.vectors import text_hash
@@ -121,7 +129,7 @@ class PgVectorIndex(PgIndexBase):
             index's (another embedder empties the tables on open).
         schema: The schema of the tables, created when absent.
         name: The index's name: its recipe name and its tables' prefix.
-        batch_size: Texts per call to ``embedder.embed``.
+        batch_size: Texts per call to ``embedder.embed`` (:data:`~.base.EMBED_BATCH`).
         clock: Returns the current aware UTC time; stamps ``built_at``.
 
     Raises:
@@ -140,7 +148,7 @@ class PgVectorIndex(PgIndexBase):
         *,
         schema: str = "agent_memory",
         name: str = "vectors",
-        batch_size: int = 64,
+        batch_size: int = EMBED_BATCH,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.embedder = embedder

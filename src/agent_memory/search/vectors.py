@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
 from agent_memory.search.base import (
+    EMBED_BATCH,
     Embedder,
     Hit,
     IndexInputs,
@@ -134,7 +135,7 @@ class VectorIndex(SharedConnection):
         embedder: Turns texts into unit vectors; its name, version and dimensions key the
             stored vectors.
         name: The index's name in its recipe (its folder under ``.cache/indexes/``).
-        batch_size: Texts per call to ``embedder.embed``.
+        batch_size: Texts per call to ``embedder.embed`` (:data:`~.base.EMBED_BATCH`).
         min_similarity: The cosine floor in [0, 1).
         floor: ``each`` (a note below the floor is no hit) or ``best`` (a question whose best
             cosine is below it finds nothing; module docstring).
@@ -153,7 +154,7 @@ class VectorIndex(SharedConnection):
         embedder: Embedder,
         *,
         name: str = "vectors",
-        batch_size: int = 64,
+        batch_size: int = EMBED_BATCH,
         min_similarity: float = 0.0,
         floor: Floor = "each",
         thread_weight: float = 0.0,
