@@ -88,6 +88,9 @@ PLANS: dict[str, Plan] = {
     # Session 4 (H2): the docs' section has 10k and 100k rows of the three stores (its default is
     # 10k only); it builds each Home itself (PostgreSQL's 100k indexes are most of its time).
     "recall_path": Plan(("--sizes", "10000", "100000"), (), 12, 0.3, writes="## Recall path"),
+    # Session 12: builds the server memory benchmark's Home at 10k and 100k (100k: about 3 min
+    # of notes and 1 min of reindex), then 200 questions under two variants (about 1 min each).
+    "hybrid_query": Plan(minutes=8, quick_minutes=1, writes="## Hybrid query"),
     # The reliability soak (issue 11) writes docs/reliability.md; at full size it took 154 min
     # of wall time in 16 pytest processes, so a run of everything takes it only when asked.
     "soak": Plan(
