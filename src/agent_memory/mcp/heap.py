@@ -5,8 +5,9 @@ chunks freed in the middle (the bytes of 100,000 notes read for a ``status``, th
 recall's candidates) stay in the process's resident set until something reuses them. After
 each tool call the MCP server asks glibc to give back every whole free page
 (``malloc_trim(0)``). Over 100,000 records with 384-d vectors that cut the server's peak
-resident set from 416 to 384 MB in the same run (``bench/serve_memory.py``), for about half
-a millisecond per call (measured on that Home after 30 recalls: 0.5-1.0 ms).
+resident set from 416 to 392 MB, same Home, runs one after the other (``bench/serve_memory.py``
+measures 393 MB; docs/benchmarks.md "Server memory"), for about half a millisecond per call
+(measured on that Home after 30 recalls: 0.5-1.0 ms).
 
 Invariant: only memory already free is released; nothing the process holds changes.
 Elsewhere than glibc (macOS, musl) nothing is done.
