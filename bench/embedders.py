@@ -269,7 +269,7 @@ def speed_section(texts: list[str], long_notes: list[str], minilm: MiniLMEmbedde
     for tokens in (256, 128) if minilm is not None else ():
         label = f"MiniLM int8, max {tokens} tokens" + (" (default)" if tokens == 256 else "")
         model = minilm if tokens == 256 else MiniLMEmbedder(max_tokens=tokens)
-        single = MiniLMEmbedder(max_tokens=tokens, threads=1)
+        single = MiniLMEmbedder(max_tokens=tokens, threads=1, workers=1)
         candidates.append((label, f"MiniLMEmbedder(max_tokens={tokens})", model, single))
     models = {label: model for label, _, model, _ in candidates}
     singles = {label: single for label, _, _, single in candidates}
