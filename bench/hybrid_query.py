@@ -206,9 +206,9 @@ def section(rows: list[tuple[int, dict[str, Any]]]) -> str:
     lines += [
         "",
         f"- **Aim (issue 23):** hybrid recall p50 at {largest:,} records {recall:.1f} ms ({verdict}).",
-        "- *vectors alone* is the MiniLM run for the question plus the product over every row; two",
-        "  intra-op threads make the run alone faster on an idle machine, but beside the BM25 thread",
-        "  of a hybrid query they compete with it for the two cores.",
+        "- *vectors alone*: the question's MiniLM run, the product over every row and the cut to 100;",
+        "  *BM25 alone* is the same code under both variants. In a hybrid query the two parts run side",
+        "  by side, so a question embedded on one thread leaves the other core to BM25.",
         "",
     ]
     return "\n".join(lines)
