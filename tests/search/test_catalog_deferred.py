@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from search_kit import ScriptedEmbedder, file_store, ids, record
@@ -78,7 +80,7 @@ class CountingEmbedder(ScriptedEmbedder):
         super().__init__()
         self.calls: list[list[str]] = []
 
-    def embed(self, texts):  # type: ignore[no-untyped-def]
+    def embed(self, texts: Sequence[str]) -> Any:
         self.calls.append(list(texts))
         return super().embed(texts)
 
