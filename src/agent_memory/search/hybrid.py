@@ -20,7 +20,8 @@ Before fusing, the **coverage look** (:mod:`.fts_coverage`, exponent :data:`COVE
 that can say how much of the question each of its candidates holds (:class:`CoverageLookup`,
 e.g. :class:`~.fts.FtsIndex`) has each normalised score multiplied by ``coverage ** COVERAGE``
 (coverage in [0, 1], idf-weighted), so a note that shares one rare word of the question no
-longer outranks one that holds most of it; ``coverage`` 0 turns it off.
+longer outranks one that holds most of it; ``coverage`` 0 turns it off. The look runs in the
+same call as its part's query, so it overlaps the other parts' queries (issue 23).
 
 Then the **thread boost** (:func:`boost_threads`, weight :data:`THREAD_WEIGHT`): every fused
 candidate gains ``THREAD_WEIGHT ×`` the best fused score among the candidates of its
@@ -326,15 +327,17 @@ class HybridIndex:
         if k <= 0:
             return []
         wanted = max(k, CANDIDATES)
-        # Asked side by side: BM25 and the vectors each wait mostly outside the GIL.
-        rankings = each([functools.partial(part.query, text, k=wanted) for part in self.parts])
+        # Asked side by side: BM25 and the vectors each wait mostly outside the GIL. A part that
+        # can say what its candidates cover does so in the same call, while the others still run.
+        answers = each([functools.partial(self._ask, part, text, wanted) for part in self.parts])
+        rankings = [hits for hits, _ in answers]
         fused = fuse(
             rankings,
             self._weights,
             method=self._method,
             k_rrf=self._k_rrf,
             normalise=self._normalise,
-            scales=self._coverages(text, rankings),
+            scales=[scales for _, scales in answers],
         )
         if self._threads is None or not fused or not (self._thread_weight or self._date_weight):
             return fused[:k]
@@ -352,16 +355,13 @@ class HybridIndex:
             fused = boost_dates(fused, dates, window, self._date_weight)
         return fused[:k]
 
-    def _coverages(self, text: str, rankings: Sequence[Sequence[Hit]]) -> list[Mapping[str, float] | None]:
-        """Return each part's coverage factors (``coverage ** exponent``); ``None`` for a part without."""
-        out: list[Mapping[str, float] | None] = []
-        for part, hits in zip(self.parts, rankings, strict=True):
-            if not self._coverage or not hits or not isinstance(part, CoverageLookup):
-                out.append(None)
-                continue
-            shares = part.coverage(text, [hit.record_id for hit in hits])
-            out.append({record_id: share**self._coverage for record_id, share in shares.items()})
-        return out
+    def _ask(self, part: SearchIndex, text: str, wanted: int) -> tuple[list[Hit], Mapping[str, float] | None]:
+        """Return one part's hits and, for a part that can say it, their factors ``coverage ** exponent``."""
+        hits = part.query(text, k=wanted)
+        if not self._coverage or not hits or not isinstance(part, CoverageLookup):
+            return hits, None
+        shares = part.coverage(text, [hit.record_id for hit in hits])
+        return hits, {record_id: share**self._coverage for record_id, share in shares.items()}
 
     def inputs(self) -> IndexInputs:
         """Return what every part holds; when the parts disagree, a digest that matches nothing.
