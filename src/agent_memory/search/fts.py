@@ -66,7 +66,7 @@ from agent_memory.search.fts_query import (
     prepare_query,
 )
 from agent_memory.search.threads import place_of
-from agent_memory.stores.sqlite_file import SharedConnection, connect
+from agent_memory.stores.sqlite_file import SharedConnection, connect, rolled_back
 
 __all__ = ["QUERY_MODES", "TOKENIZER", "FtsIndex", "QueryMode"]
 
@@ -467,15 +467,11 @@ class FtsIndex(SharedConnection):
         """Return the tokens and stems the index's tokenizer makes of ``text``, in order."""
         if not text.strip():
             return []
-        self._conn.execute("SAVEPOINT tokenize")
-        try:
+        with rolled_back(self._conn, "tokenize"):
             self._conn.execute("INSERT INTO temp.q_tokens (rowid, text) VALUES (1, ?)", (text,))
             self._conn.execute("INSERT INTO temp.q_stems (rowid, text) VALUES (1, ?)", (text,))
             tokens = self._conn.execute("SELECT offset, term FROM temp.q_tokens_i").fetchall()
             stems = dict(self._conn.execute("SELECT offset, term FROM temp.q_stems_i").fetchall())
-        finally:
-            self._conn.execute("ROLLBACK TO tokenize")
-            self._conn.execute("RELEASE tokenize")
         return [Term(token, stems.get(offset, token)) for offset, token in sorted(tokens)]
 
     def _document_frequencies(self, terms: list[Term]) -> dict[str, int]:

@@ -29,6 +29,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from agent_memory.search.fts_query import Term, quote
+from agent_memory.stores.sqlite_file import rolled_back
 
 __all__ = ["CONTEXT_SHARE", "coverage", "idf"]
 
@@ -79,8 +80,7 @@ def coverage(
     mass = sum(weights.values())
     if not ids or mass <= 0:
         return got
-    conn.execute("SAVEPOINT coverage")
-    try:
+    with rolled_back(conn, "coverage"):
         conn.execute(_COPY, (json.dumps(ids),))
         for term in {t.stem: t for t in terms}.values():
             if not df.get(term.stem):
@@ -92,7 +92,4 @@ def coverage(
                 got[record_id] += weight
             for record_id in near:
                 got[record_id] += CONTEXT_SHARE * weight
-    finally:
-        conn.execute("ROLLBACK TO coverage")
-        conn.execute("RELEASE coverage")
     return {record_id: min(1.0, value) for record_id, value in got.items()}

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Self
 
-__all__ = ["SharedConnection", "connect"]
+__all__ = ["SharedConnection", "connect", "rolled_back"]
 
 
 def connect(path: str, *, timeout_seconds: float) -> sqlite3.Connection:
@@ -27,6 +29,22 @@ def connect(path: str, *, timeout_seconds: float) -> sqlite3.Connection:
         sqlite3.Error: The file cannot be opened.
     """
     return sqlite3.connect(path, timeout=timeout_seconds, isolation_level=None, check_same_thread=False)
+
+
+@contextmanager
+def rolled_back(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """Run the block inside the savepoint ``name``, then undo everything it wrote, even on error.
+
+    For scratch work in ``temp`` tables (FTS5 cutting a text into tokens, a query's candidates
+    copied for a closer look): the tables are empty again when the block ends, and nothing
+    reaches a file.
+    """
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    finally:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
 
 
 class SharedConnection:
