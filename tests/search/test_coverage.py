@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +83,29 @@ def test_coverage_leaves_its_scratch_table_empty_and_the_index_unchanged() -> No
     assert set(first) == set(asked)  # only the rows asked about, though twenty more hold "violin"
     assert first[notes[0].id] == pytest.approx(1.0) and first[notes[21].id] == 0.0
     assert 0.0 < first[notes[20].id] < 1.0
+
+
+def test_coverage_right_after_a_query_reads_the_word_counts_of_the_index_as_it_is_now(tmp_path: Path) -> None:
+    first = [note("violin lessons"), note("violin repair"), note("lessons learned")]
+    path = tmp_path / "bm25.sqlite"
+    with FtsIndex(path) as fts, FtsIndex(path) as other:
+        fts.index(first)
+        asked = [first[0].id, first[2].id]
+        fts.query("violin lessons", k=10)
+        once = fts.coverage("violin lessons", asked)
+        assert fts.coverage("violin lessons", asked) == once  # the same question, the same index
+        more = [note(f"violin concert {i}") for i in range(6)]
+        fts.index(more)  # this connection writes: "violin" is common now
+        fts.query("violin lessons", k=10)
+        mine = fts.coverage("violin lessons", asked)
+        other.index([note(f"lessons plan {i}") for i in range(12)])  # another connection writes
+        fts.query("violin lessons", k=10)
+        theirs = fts.coverage("violin lessons", asked)
+    notes = [*first, *more]
+    weights = {w: idf(holding(notes, w), len(notes)) for w in ("violin", "lessons")}
+    assert mine[first[2].id] == pytest.approx(weights["lessons"] / sum(weights.values()))
+    assert mine[first[2].id] > once[first[2].id]  # "lessons" got rarer relative to "violin"
+    assert theirs[first[2].id] < mine[first[2].id]  # and commoner again after the other's write
 
 
 def test_the_bm25_index_is_a_coverage_lookup() -> None:
