@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from agent_memory.cli import cli
-from agent_memory.cli import serve as serve_cli
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas")
 
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 PROBE = textwrap.dedent(
     """
     import ctypes, sys, threading
-    from agent_memory.cli.serve import limit_malloc_arenas
+    from agent_memory.mcp.heap import limit_malloc_arenas
     print(limit_malloc_arenas(int(sys.argv[1])) if sys.argv[1] != "0" else "unset")
     barrier = threading.Barrier(8)
     def work():
@@ -61,9 +60,10 @@ def test_a_cap_the_user_set_is_left_as_it_is() -> None:
 
 def test_serve_caps_the_arenas_before_the_server_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     import agent_memory.mcp
+    from agent_memory.mcp import heap
 
     order: list[str] = []
-    monkeypatch.setattr(serve_cli, "limit_malloc_arenas", lambda: order.append("arenas") or True)
+    monkeypatch.setattr(heap, "limit_malloc_arenas", lambda: order.append("arenas") or True)
     monkeypatch.setattr(agent_memory.mcp, "serve", lambda *args, **kwargs: order.append("serve"))
     result = CliRunner().invoke(cli, ["serve"])  # through the group, as the command line runs it
     assert result.exit_code == 0, result.output

@@ -46,9 +46,9 @@ def test_releasing_the_free_heap_gives_freed_pages_back_and_keeps_what_is_held()
 
 
 def test_without_glibc_nothing_is_released(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(heap, "_looked", True)
-    monkeypatch.setattr(heap, "_trim", None)
+    monkeypatch.setattr(heap, "_glibc", lambda name, *argtypes: None)
     assert heap.release_free_heap() is False
+    assert heap.limit_malloc_arenas() is False
 
 
 def test_the_server_releases_the_heap_after_every_call_even_a_failed_one(

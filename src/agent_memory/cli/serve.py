@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import inspect
-import os
-import sys
 
 import click
 
@@ -38,41 +35,6 @@ def tool_lists() -> tuple[str, str]:
     tools = ", ".join(methods) + (f", and the aliases {' and '.join(aliases)}" if aliases else "")
     refused = [f"{name} ({allows})" if allows else name for name, allows in TAINT_REFUSED.items()]
     return tools, ", ".join(refused[:-1]) + f" and {refused[-1]}"
-
-
-M_ARENA_MAX = -8
-"""glibc's ``mallopt`` parameter for the most malloc arenas a process may make (``malloc.h``)."""
-
-SERVER_ARENAS = 2
-"""Malloc arenas of a server process: its main thread's and one for the threads that ask indexes."""
-
-
-def limit_malloc_arenas(arenas: int = SERVER_ARENAS) -> bool:
-    """Cap glibc's malloc arenas at ``arenas`` for this process, unless ``MALLOC_ARENA_MAX`` is set.
-
-    glibc gives a thread that allocates while another holds the main arena an arena of its
-    own, up to eight per core, and memory free in one arena serves no other: the threads that
-    ask the indexes side by side (:mod:`agent_memory.search.overlap`) and the SDK's event
-    loop can each grow their own. Over 100,000 records with 384-d vectors the server's
-    peak resident set was 432 MB with the default and 419 MB with two arenas, in the same run
-    (``bench/serve_memory.py``, issue 23). Elsewhere than glibc (macOS, musl) nothing is done.
-
-    Args:
-        arenas: The cap (``mallopt(M_ARENA_MAX, arenas)``), at least 1.
-
-    Returns:
-        Whether the cap was set: ``False`` off Linux, without ``mallopt``, when the
-        environment names its own ``MALLOC_ARENA_MAX`` (read by glibc itself at start), or
-        when glibc refused it.
-    """
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(M_ARENA_MAX, max(1, arenas)))
 
 
 class _ServeCommand(click.Command):
@@ -144,7 +106,9 @@ def serve(
         if (exc.name or "").partition(".")[0] != "mcp":
             raise  # a fault of agent-memory itself, not a missing SDK: keep the traceback
         raise AgentMemoryError(f"cannot start the MCP server: {exc}") from None
-    limit_malloc_arenas()  # before the server starts any thread
+    from agent_memory.mcp import heap
+
+    heap.limit_malloc_arenas()  # before the server starts any thread
     if http:
         click.echo(f"agent-memory: serving MCP at http://{host}:{port}/mcp", err=True)
     run(home, agent=agent, taint=taints, http=http, host=host, port=port, commit_delay=commit_delay)
