@@ -32,7 +32,7 @@ from typing import Any
 from agent_memory.errors import LogError
 from agent_memory.log.base import LogEntry
 from agent_memory.log.chain import PAGE, ChainCheck, ChainedLog, paged_entries, read_entry
-from agent_memory.stores.sqlite_file import SharedConnection, connect
+from agent_memory.stores.sqlite_file import SharedConnection, connect, use_wal
 
 __all__ = ["SCHEMA", "SQLiteLog"]
 
@@ -62,8 +62,7 @@ class SQLiteLog(SharedConnection, ChainedLog):
         except sqlite3.Error as exc:
             raise LogError(f"cannot open the database: {exc}", path=self.path) from None
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
+            use_wal(self._conn, synchronous="FULL", timeout_seconds=timeout)
             self._conn.execute(SCHEMA)
             columns = [(row[1], row[2].upper()) for row in self._conn.execute("PRAGMA table_info(oplog)")]
         except sqlite3.Error as exc:

@@ -66,7 +66,7 @@ from agent_memory.search.fts_query import (
     prepare_query,
 )
 from agent_memory.search.threads import place_of
-from agent_memory.stores.sqlite_file import SharedConnection, connect, rolled_back
+from agent_memory.stores.sqlite_file import SharedConnection, connect, rolled_back, use_wal
 
 __all__ = ["QUERY_MODES", "TOKENIZER", "FtsIndex", "QueryMode"]
 
@@ -181,8 +181,7 @@ class FtsIndex(SharedConnection):
         try:
             self._conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode = WAL")
-                self._conn.execute("PRAGMA synchronous = NORMAL")
+                use_wal(self._conn, synchronous="NORMAL", timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
             self._conn.executescript(_SCRATCH)
             self._open_schema()
         except BaseException:

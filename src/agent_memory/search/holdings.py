@@ -46,6 +46,7 @@ from agent_memory.errors import AgentMemoryError, ConfigError
 from agent_memory.records.record import MemoryRecord
 from agent_memory.search.base import Embedder, SearchIndex, inputs_digest, version_digest
 from agent_memory.search.recipes import RecipeSpec
+from agent_memory.stores.sqlite_file import connect, use_wal
 
 __all__ = [
     "Held",
@@ -95,10 +96,9 @@ class Ledger:
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
         for attempt in (1, 2):
-            conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn = connect(str(path), timeout_seconds=5.0)
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
+                use_wal(conn, synchronous="NORMAL", timeout_seconds=5.0)
                 conn.execute(_SCHEMA)
                 return conn
             except sqlite3.DatabaseError as exc:

@@ -61,7 +61,7 @@ from agent_memory.search.base import (
 )
 from agent_memory.search.embedders import EmbeddingError, normalise_rows
 from agent_memory.search.threads import place_of
-from agent_memory.stores.sqlite_file import SharedConnection, connect
+from agent_memory.stores.sqlite_file import SharedConnection, connect, use_wal
 
 if TYPE_CHECKING:
     from agent_memory.search.base import Vectors
@@ -187,8 +187,7 @@ class VectorIndex(SharedConnection):
         try:
             self._conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode = WAL")
-                self._conn.execute("PRAGMA synchronous = NORMAL")
+                use_wal(self._conn, synchronous="NORMAL", timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
             self._transaction(self._open_schema, stamp=False)
         except BaseException:
             self._conn.close()

@@ -24,6 +24,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from agent_memory.stores.sqlite_file import connect, is_busy, use_wal
+
 __all__ = ["FORMAT", "KeyTable", "Row"]
 
 FORMAT = 1
@@ -141,7 +143,7 @@ class KeyTable:
         """Throw the table away after ``exc`` (unless the file was only locked) and start empty."""
         _log.warning("write keys: %s failed (%s); starting again", self.path or "the table in memory", exc)
         self._conn.close()
-        if self.path is not None and not _busy(exc) and not isinstance(exc, sqlite3.ProgrammingError):
+        if self.path is not None and not is_busy(exc) and not isinstance(exc, sqlite3.ProgrammingError):
             _unlink(self.path)  # damaged; a closed connection or a lock is no damage
         self._conn = self._open()
 
@@ -170,7 +172,7 @@ class KeyTable:
             except sqlite3.DatabaseError as exc:
                 if conn is not None:
                     conn.close()
-                if _busy(exc) or attempt == 2:
+                if is_busy(exc) or attempt == 2:
                     _log.warning("write keys: cannot use %s (%s); keeping them in memory", self.path, exc)
                     self.path = None
                     return self._open()
@@ -219,17 +221,12 @@ def id_int(record_id: str) -> int:
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = connect(path, timeout_seconds=30.0)
     conn.execute("PRAGMA secure_delete = ON")
     if path != ":memory:":
         # A cache: a commit need not reach the disk (a lost one is found again by the next listing).
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        use_wal(conn, synchronous="NORMAL", timeout_seconds=30.0)
     return conn
-
-
-def _busy(exc: sqlite3.DatabaseError) -> bool:
-    return getattr(exc, "sqlite_errorname", "") in {"SQLITE_BUSY", "SQLITE_LOCKED"}
 
 
 def _unlink(path: Path) -> None:
