@@ -33,3 +33,21 @@ def test_a_key_that_is_not_nfc_is_refused_because_it_would_not_survive_canonical
             provenance=Provenance(kind="conversation"),
         )
     assert info.value.field == "slots"
+
+
+@settings(max_examples=500, deadline=None)
+@given(records())
+def test_a_built_record_serialises_alike_with_and_without_the_walk_it_already_passed(
+    record: MemoryRecord,
+) -> None:
+    # Issue 23: a record's own wire object, birth and signing payload skip check_json_value.
+    wire = record.to_wire()
+    assert canonical_json(wire, checked=True) == canonical_json(wire)
+    assert canonical_json(record.birth(), checked=True) == canonical_json(record.birth())
+
+
+def test_skipping_the_walk_still_refuses_a_float_and_an_unencodable_text() -> None:
+    with pytest.raises(RecordError, match="not canonical JSON"):
+        canonical_json({"weight": 0.5}, checked=True)
+    with pytest.raises(RecordError, match="not canonical JSON"):
+        canonical_json({"text": "\ud800"}, checked=True)

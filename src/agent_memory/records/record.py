@@ -80,9 +80,15 @@ _CANONICAL_KEPT = 2048  # above a batch of remember_many (500 records, each read
 _CANONICAL_LOCK = threading.Lock()
 
 
-def compute_record_id(birth: Mapping[str, Any]) -> str:
-    """Return the content address ``mem:<32 hex>`` of a birth object (origin-notes §1.4)."""
-    return "mem:" + hashlib.sha256(canonical_json(dict(birth))).hexdigest()[:32]
+def compute_record_id(birth: Mapping[str, Any], *, checked: bool = False) -> str:
+    """Return the content address ``mem:<32 hex>`` of a birth object (origin-notes §1.4).
+
+    ``checked``: every value of ``birth`` has passed ``check_json_value`` (see ``canonical_json``).
+
+    Raises:
+        RecordError: ``birth`` is not canonical JSON.
+    """
+    return "mem:" + hashlib.sha256(canonical_json(dict(birth), checked=checked)).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,7 +248,7 @@ class MemoryRecord:
             for name in ("redaction_reason", "birth_digest"):
                 if getattr(self, name) is not None:
                     raise RecordError("only a redacted record carries redaction fields", field=name)
-            expected = compute_record_id(self.birth())
+            expected = compute_record_id(self.birth(), checked=True)  # its parts were checked above
             if not self.id:
                 self._set("id", expected)
             elif self.id != expected:
@@ -331,7 +337,7 @@ class MemoryRecord:
             held = _CANONICAL.get(key)
         if held is not None and held[0] is self:
             return held[1]
-        data = canonical_json(self.to_wire())
+        data = canonical_json(self.to_wire(), checked=True)  # checked when the record was built
         with _CANONICAL_LOCK:
             if len(_CANONICAL) >= _CANONICAL_KEPT:
                 del _CANONICAL[next(iter(_CANONICAL))]
@@ -352,7 +358,7 @@ class MemoryRecord:
         """Return the full 64-hex sha256 of the canonical birth; the id is its first 32 hex."""
         if self.redacted and self.birth_digest:
             return self.birth_digest
-        return hashlib.sha256(canonical_json(self.birth())).hexdigest()
+        return hashlib.sha256(canonical_json(self.birth(), checked=True)).hexdigest()
 
     def evolve(self, **changes: Any) -> MemoryRecord:
         """Return the next version with ``changes`` applied; a signature is cleared.

@@ -68,10 +68,14 @@ def domain_tag(context: str) -> bytes:
     return tag
 
 
-def signing_input(context: str, payload: Any) -> bytes:
-    """Return the bytes signed for ``payload`` under ``context``: length-prefixed tag + canonical JSON."""
+def signing_input(context: str, payload: Any, *, checked: bool = False) -> bytes:
+    """Return the bytes signed for ``payload`` under ``context``: length-prefixed tag + canonical JSON.
+
+    ``checked``: the payload's parts have passed ``check_json_value`` (a record's wire object;
+    see :func:`~agent_memory.records.wire.canonical_json`).
+    """
     tag = domain_tag(context)
-    return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)
+    return len(tag).to_bytes(2, "big") + tag + canonical_json(payload, checked=checked)
 
 
 def address_of(keys: KeyPair) -> str:
@@ -87,15 +91,26 @@ def address_of(keys: KeyPair) -> str:
     return address
 
 
-def sign_payload(keys: KeyPair, context: str, payload: Any) -> str:
-    """Sign ``payload`` under ``context``; return standard base64 of the 64-byte signature."""
-    return base64.b64encode(keys.sign(signing_input(context, payload))).decode("ascii")
+def sign_payload(keys: KeyPair, context: str, payload: Any, *, checked: bool = False) -> str:
+    """Sign ``payload`` under ``context``; return standard base64 of the 64-byte signature.
+
+    ``checked`` as for :func:`signing_input`.
+    """
+    return base64.b64encode(keys.sign(signing_input(context, payload, checked=checked))).decode("ascii")
 
 
 def verify_payload(
-    address: str, context: str, payload: Any, signature: str, *, field: str = "signature"
+    address: str,
+    context: str,
+    payload: Any,
+    signature: str,
+    *,
+    field: str = "signature",
+    checked: bool = False,
 ) -> None:
     """Verify a base64 signature over ``payload`` by the key an address names.
+
+    ``checked`` as for :func:`signing_input`.
 
     Raises:
         SignatureError: The address is malformed, the base64 is not canonical, or the
@@ -106,7 +121,7 @@ def verify_payload(
     except (fg_errors.AddressError, ValueError) as exc:
         raise SignatureError(f"not a usable amp:key address: {exc}", field="signed_by") from None
     try:
-        public.verify(decode_signature(signature), signing_input(context, payload))
+        public.verify(decode_signature(signature), signing_input(context, payload, checked=checked))
     except fg_errors.SignatureError as exc:
         raise SignatureError(f"does not verify: {exc}", field=field) from None
 
@@ -126,7 +141,7 @@ def sign_record(record: MemoryRecord, keys: KeyPair) -> MemoryRecord:
     signer = address_of(keys)
     payload = _record_payload(record)  # the wire object of the signed version but its signature
     payload["signed_by"] = signer
-    return record.with_signature(signer, sign_payload(keys, CONTEXT_RECORD, payload))
+    return record.with_signature(signer, sign_payload(keys, CONTEXT_RECORD, payload, checked=True))
 
 
 def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
@@ -146,7 +161,8 @@ def verify_record(record: MemoryRecord, *, path: str | None = None) -> None:
             raise SignatureError("the record is not signed (no signed_by)", field="signed_by")
         if not record.signature:
             raise SignatureError("signed_by is set but the signature is empty", field="signature")
-        verify_payload(record.signed_by, CONTEXT_RECORD, _record_payload(record), record.signature)
+        payload = _record_payload(record)  # the record's own wire object: checked when it was built
+        verify_payload(record.signed_by, CONTEXT_RECORD, payload, record.signature, checked=True)
     except SignatureError as exc:
         raise exc.located(path=path, record_id=record.id) from None
     if proof is not None:
