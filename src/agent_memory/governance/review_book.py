@@ -91,11 +91,19 @@ class ReviewBook:
         Precedence: ``rejected``; else ``quarantined`` when the record is tainted and not
         approved; else ``stale``; else ``approved``; else ``none`` (untainted, unreviewed).
         """
+        return self.state_of_id(record.id, tainted=bool(record.taint))
+
+    def state_of_id(self, record_id: str, *, tainted: bool) -> ReviewState:
+        """Return :meth:`state_of` a record known by its id and whether it is tainted.
+
+        For a caller that knows both without reading the record (an import's results carry
+        ``quarantined``, which is the taint of the record named).
+        """
         self._catch_up()
-        marks = self._marks.get(record.id) or _Marks()
+        marks = self._marks.get(record_id) or _Marks()
         if marks.approval == "rejected":
             word = "rejected"
-        elif record.taint and marks.approval != "approved":
+        elif tainted and marks.approval != "approved":
             word = "quarantined"
         elif marks.stale:
             word = "stale"
