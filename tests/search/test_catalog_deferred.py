@@ -165,3 +165,52 @@ def test_an_erased_deferred_record_is_never_indexed(monkeypatch: pytest.MonkeyPa
     assert catalog.query("quarterly report") == [[], []]
     assert gone.body not in embedder.embedded
     catalog.close()
+
+
+def counting_reads(store: FileStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the ids ``store.get`` is asked for from now on."""
+    asked: list[str] = []
+    get = store.get
+
+    def counted(record_id: str) -> Any:
+        asked.append(record_id)
+        return get(record_id)
+
+    monkeypatch.setattr(store, "get", counted)
+    return asked
+
+
+def test_the_next_query_indexes_the_deferred_versions_this_process_wrote_without_reading_them_back(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = ScriptedEmbedder()
+    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
+    catalog.refresh(force=True)
+    embedder.loaded = False  # cold again: writes defer, as in a CLI import
+    notes = [record(text, 9 + i) for i, text in enumerate(("Lunch is at noon.", "The canteen moved."))]
+    for note in notes:
+        store.put(note)
+    catalog.written(notes)
+    asked = counting_reads(store, monkeypatch)
+    hits = catalog.query("lunch noon canteen", recipes=["v"])[0]
+    assert {n.id for n in notes} <= set(ids(hits))
+    assert not set(asked) & {n.id for n in notes}  # the kept versions stood in (issue 21 item 5)
+    assert not any(s["waiting"] or s["dirty"] for s in catalog.status())
+    catalog.close()
+
+
+def test_a_deferred_version_another_process_erased_meanwhile_is_read_again_and_never_indexed(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = ScriptedEmbedder()
+    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
+    catalog.refresh(force=True)
+    embedder.loaded = False
+    gone = record("Quarterly report is due in April.", 9)
+    store.put(gone)
+    catalog.written([gone])
+    FileStore(store.root).erase(gone.id, "another process")  # its token moves; this one is not told
+    asked = counting_reads(store, monkeypatch)
+    assert gone.id not in ids(catalog.query("quarterly report April", recipes=["v"])[0])
+    assert gone.id in asked and gone.body not in embedder.embedded
+    catalog.close()

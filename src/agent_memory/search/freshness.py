@@ -36,7 +36,10 @@ it with the model it loads for the question. A process whose model is loaded emb
 write, unless it sets :attr:`Freshness.defer_embedding` (the MCP server does, issue 21 item
 5): then every write leaves every embedding holding behind the same way, so ``remember``
 returns before its vector is computed, and the next query embeds all that waits in one batch
-(and finds the new notes by BM25 meanwhile, had it not).
+(and finds the new notes by BM25 meanwhile, had it not). The versions written are kept
+beside their tokens (up to :data:`KEPT_WAITING` of them): when the store's token is still the
+one written, that query indexes the kept version, verified as any read is, instead of reading
+it back (a CLI import's notes are too new for the file store's parse cache).
 
 Invariant: an index is updated before the ledger records it, so a crash only makes work
 look undone (it is redone), never done; a deferred record is merely one the ledger does not
@@ -65,6 +68,8 @@ FULL_CHECK_SHARE = 0.1
 Progress = Callable[[int, int], None]
 """Called with (records read, records to read) while indexes catch up."""
 _CHUNK = 256
+KEPT_WAITING = 4096
+"""Deferred versions kept in memory until the next query indexes them; past this they are read back."""
 _log = logging.getLogger(__name__)
 
 
@@ -104,6 +109,7 @@ class Freshness:
         self.due = True
         self.signers = Signers()
         self.deferred: set[str] = set()
+        self._kept: dict[str, tuple[str, MemoryRecord]] = {}  # deferred id -> (token written, version)
         self.defer_embedding = False
         self._signal, self._clock = signal, clock
         self._last_signal: object = None
@@ -151,7 +157,10 @@ class Freshness:
         if not self.deferred:
             return 0
         waiting, self.deferred = sorted(self.deferred), set()
-        return self.catch_up(self.tokens(only=waiting), progress, partial=True)
+        try:
+            return self.catch_up(self.tokens(only=waiting), progress, partial=True)
+        finally:
+            self._kept.clear()
 
     def catch_up(
         self, current: dict[str, str], progress: Progress | None = None, *, partial: bool = False
@@ -179,7 +188,7 @@ class Freshness:
         changed = {h.name: set(plans[h.name][0]) for h in holdings}  # once: a set per chunk was quadratic
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
-            batch, missing = self._read(chunk)
+            batch, missing = self._read(chunk, current)
             for holding in holdings:
                 mine = changed[holding.name]
                 tokens = {rid: current[rid] for rid in chunk if rid in mine}
@@ -216,6 +225,12 @@ class Freshness:
             for holding in self.holdings.values():
                 if self.defers(holding):
                     self.deferred.update(batch)
+                    room = KEPT_WAITING - len(self._kept)
+                    self._kept.update(
+                        (rid, (tokens[rid], batch[rid]))
+                        for rid in list(batch)[: max(room, 0)]
+                        if rid in tokens
+                    )
                 else:
                     holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))
             if self._signal is not None and self._last_signal is not None:
@@ -224,6 +239,8 @@ class Freshness:
     def erased(self, record_ids: Iterable[str]) -> None:
         """Remove erased records from every holding and purge what each index can purge."""
         ids = list(record_ids)
+        for rid in ids:
+            self._kept.pop(rid, None)
         tokens = self.tokens(only=ids)
         for holding in self.holdings.values():
             holding.apply(self.ledger, {}, tokens, set(ids) - set(tokens))
@@ -262,12 +279,17 @@ class Freshness:
             return self.catch_up(changes.tokens, progress)
         return self.catch_up(changes.tokens, progress, partial=True) if changes.tokens else 0
 
-    def _read(self, ids: list[str]) -> tuple[dict[str, MemoryRecord], set[str]]:
+    def _read(self, ids: list[str], current: dict[str, str]) -> tuple[dict[str, MemoryRecord], set[str]]:
+        """Read ``ids`` from the store; a kept deferred version whose token is ``current``'s stands in."""
         batch: dict[str, MemoryRecord] = {}
         missing: set[str] = set()
         for record_id in ids:
             try:
-                record = self.store.get(record_id)
+                kept = self._kept.pop(record_id, None)
+                if kept is not None and kept[0] == current.get(record_id):
+                    record = kept[1]  # the very version this process wrote, still the store's
+                else:
+                    record = self.store.get(record_id)
                 # DESIGN.md §9: only records that verify are indexed (the one verified read path)
                 self.signers.check(record)
                 batch[record_id] = record
