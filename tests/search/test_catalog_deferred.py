@@ -180,13 +180,21 @@ def counting_reads(store: FileStore, monkeypatch: pytest.MonkeyPatch) -> list[st
     return asked
 
 
-def test_the_next_query_indexes_the_deferred_versions_this_process_wrote_without_reading_them_back(
+def indexed_then_cold(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[IndexCatalog, ScriptedEmbedder]:
+    """Return a catalog that indexed ``store``, its model then unloaded: writes defer, as in a CLI import."""
     embedder = ScriptedEmbedder()
     catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
     catalog.refresh(force=True)
-    embedder.loaded = False  # cold again: writes defer, as in a CLI import
+    embedder.loaded = False
+    return catalog, embedder
+
+
+def test_the_next_query_indexes_the_deferred_versions_this_process_wrote_without_reading_them_back(
+    tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog, embedder = indexed_then_cold(tmp_path, store, monkeypatch)
     notes = [record(text, 9 + i) for i, text in enumerate(("Lunch is at noon.", "The canteen moved."))]
     for note in notes:
         store.put(note)
@@ -195,6 +203,7 @@ def test_the_next_query_indexes_the_deferred_versions_this_process_wrote_without
     hits = catalog.query("lunch noon canteen", recipes=["v"])[0]
     assert {n.id for n in notes} <= set(ids(hits))
     assert not set(asked) & {n.id for n in notes}  # the kept versions stood in (issue 21 item 5)
+    assert all(n.body in embedder.embedded for n in notes)
     assert not any(s["waiting"] or s["dirty"] for s in catalog.status())
     catalog.close()
 
@@ -202,10 +211,7 @@ def test_the_next_query_indexes_the_deferred_versions_this_process_wrote_without
 def test_a_deferred_version_another_process_erased_meanwhile_is_read_again_and_never_indexed(
     tmp_path: Path, store: FileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder = ScriptedEmbedder()
-    catalog = home_catalog(tmp_path, store, embedder, monkeypatch)
-    catalog.refresh(force=True)
-    embedder.loaded = False
+    catalog, embedder = indexed_then_cold(tmp_path, store, monkeypatch)
     gone = record("Quarterly report is due in April.", 9)
     store.put(gone)
     catalog.written([gone])
