@@ -222,17 +222,18 @@ class Freshness:
         batch = {record.id: record for record in records}
         if batch:
             tokens = self.tokens(only=list(batch))
+            deferring = False
             for holding in self.holdings.values():
                 if self.defers(holding):
-                    self.deferred.update(batch)
-                    room = KEPT_WAITING - len(self._kept)
-                    self._kept.update(
-                        (rid, (tokens[rid], batch[rid]))
-                        for rid in list(batch)[: max(room, 0)]
-                        if rid in tokens
-                    )
+                    deferring = True
                 else:
                     holding.apply(self.ledger, batch, tokens, set(batch) - set(tokens))
+            if deferring:  # once for every deferring holding: they read the same versions later
+                self.deferred.update(batch)
+                room = max(KEPT_WAITING - len(self._kept), 0)
+                self._kept.update(
+                    (rid, (tokens[rid], batch[rid])) for rid in list(batch)[:room] if rid in tokens
+                )
             if self._signal is not None and self._last_signal is not None:
                 self._last_signal = self._signal()
 

@@ -57,7 +57,7 @@ from agent_memory.stores.base import (
     check_next_version,
     check_record_id,
 )
-from agent_memory.stores.sqlite_file import SharedConnection, connect
+from agent_memory.stores.sqlite_file import SharedConnection, connect, use_wal
 from agent_memory.stores.sqlite_sql import LATEST_OF_MANY, LIST_SELECT, SCHEMA, SCHEMA_VERSION, TRIGGERS
 
 __all__ = ["SQLiteStore"]
@@ -97,10 +97,11 @@ class SQLiteStore(SharedConnection):
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA secure_delete = ON")
-            self._conn.execute("PRAGMA synchronous = FULL")
             self._retrying(lambda: self._check_schema(self._conn))
-            if self.path != ":memory:":
-                self._retrying(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            if self.path != ":memory:":  # waits out another process creating the file (use_wal)
+                self._retrying(
+                    lambda: use_wal(self._conn, synchronous="FULL", timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
+                )
             self._transaction(self._create_schema)
         except BaseException:
             self._conn.close()
