@@ -114,6 +114,19 @@ def questions() -> list[str]:
     return found + [str(item["question"]) for item in longmemeval()]
 
 
+def add_tier_options(parser: Any, *, asked: str) -> None:
+    """Add ``--sizes`` (records per Home), ``--questions`` (``asked`` per Home) and ``--quick``."""
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="records per Home")
+    parser.add_argument("--questions", type=int, default=200, help=f"{asked} per Home [200]")
+    parser.add_argument("--quick", action="store_true", help="1,000 records, 20 questions")
+
+
+def tiers(args: Any) -> tuple[list[int], list[str]]:
+    """Return the Home sizes and the questions that options of :func:`add_tier_options` ask for."""
+    sizes, count = ([1_000], 20) if args.quick else (list(args.sizes), args.questions)
+    return sizes, questions()[:count]
+
+
 def evidence_ids(qa: dict[str, Any]) -> set[str]:
     """Return a LoCoMo question's evidence dia ids, split where several share one string."""
     return {part for item in qa.get("evidence", []) for part in re.split(r"[;,\s]+", str(item)) if part}

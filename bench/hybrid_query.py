@@ -261,17 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     import serve_memory
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="records per Home")
-    parser.add_argument("--questions", type=int, default=200, help="questions per Home [200]")
+    corpus.add_tier_options(parser, asked="questions")
     parser.add_argument("--work", help="keep the generated Homes here and reuse them on the next run")
-    parser.add_argument("--quick", action="store_true", help="1,000 records, 20 questions")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     if not corpus.available():
         print(corpus.missing())
         return 0
-    sizes, count = ([1_000], 20) if args.quick else (args.sizes, args.questions)
-    questions = corpus.questions()[:count]
+    sizes, questions = corpus.tiers(args)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="am-hybrid-query-"))
     os.environ.setdefault("XDG_CONFIG_HOME", str(work / "config"))
     rows = []

@@ -191,17 +191,17 @@ def section(rows: list[tuple[int, dict[str, float]]], base: dict[str, float]) ->
 def main(argv: list[str] | None = None) -> int:
     """Measure the server over an empty Home and each size; print the section and write it."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="[10000 100000]")
-    parser.add_argument("--questions", type=int, default=200, help="recalls per Home [200]")
-    parser.add_argument("--quick", action="store_true", help="1,000 records, 20 questions")
+    corpus.add_tier_options(parser, asked="recalls")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     if not corpus.available():
         print(corpus.missing())
         return 0
-    sizes, count = ([1_000], 20) if args.quick else (args.sizes, args.questions)
-    questions = corpus.questions()[:count]
-    writes = [f"Server memory check {n}: the nightly build ran on runner {n % 7}." for n in range(count // 4)]
+    sizes, questions = corpus.tiers(args)
+    writes = [
+        f"Server memory check {n}: the nightly build ran on runner {n % 7}."
+        for n in range(len(questions) // 4)
+    ]
     with tempfile.TemporaryDirectory(prefix="am-serve-mem-") as scratch:
         folder = Path(scratch)
         os.environ["XDG_CONFIG_HOME"] = str(folder / "config")
