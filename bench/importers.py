@@ -16,10 +16,11 @@ a bulk path could at most remove the difference.
 Then the product as users drive it, per recipe (``## Importers``, second table): ``agent-memory
 init``, ``agent-memory import --from locomo`` of one whole conversation (conv-26, every session),
 and the first ``agent-memory recall`` after it, each a fresh process, into a Home on the
-default recipe (BM25 + MiniLM vectors: the import leaves the vectors to the first query,
-``search/freshness.py`` "Deferred", so that recall embeds every turn) and into one on the
-BM25 recipe. Aim (issue 21 item 5): import plus first recall with vectors at most 3× the
-BM25-only pair.
+default recipe (BM25 + MiniLM vectors: the writes leave the vectors behind,
+``search/freshness.py`` "Deferred", and the import embeds every turn at its end,
+``cli/transfer.py`` ``_index``; the recall then loads the model for its question) and into
+one on the BM25 recipe. Aim (issue 21 item 5): import plus first recall with vectors at most
+3× the BM25-only pair.
 
 The same turns are also written as an OpenClaw workspace (one ``memory/YYYY-MM-DD.md`` daily
 log per session day, one ``## HH:MM`` section per turn) and imported with ``--from openclaw``
@@ -194,8 +195,9 @@ def render(
         lines += [
             "",
             f"The CLI, one whole conversation (conv-26, {turns} turns), fresh processes, medians:",
-            "`agent-memory import --from locomo`, then the first `agent-memory recall` (which embeds what",
-            "the import left for the vectors). Ratio: import + first recall ÷ the BM25 pair.",
+            "`agent-memory import --from locomo` (which embeds every turn at its end), then the first",
+            "`agent-memory recall` (which loads the model for its question). Ratio: import + first recall",
+            "÷ the BM25 pair.",
             "",
             "| recipe | import (s) | first recall (s) | both (s) | ratio |",
             "|---|--:|--:|--:|--:|",
