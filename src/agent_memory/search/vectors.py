@@ -479,9 +479,13 @@ class VectorIndex(SharedConnection):
         scores that are equal in exact arithmetic come out equal, so ties go by id. The sum
         is ``np.einsum``'s own loop, not BLAS: OpenBLAS splits so small a product across
         threads, which on a loaded machine took 5x longer at 100,000 rows (issue 10).
-        A dense query (a neural model's) is one matrix-vector product.
+        A dense query (a neural model's) is one matrix-vector product on one BLAS thread
+        (:mod:`.blas`: on two, OpenBLAS's threads took the core a hybrid query's BM25 part
+        runs on).
         """
         import numpy as np
+
+        from agent_memory.search.blas import one_blas_thread
 
         rows = matrix[: len(self._ids)]
         used = np.flatnonzero(query)
@@ -489,7 +493,8 @@ class VectorIndex(SharedConnection):
             columns = rows.T[used].astype(np.float64)  # rows.T is row-major: each column is contiguous
             summed = np.einsum("i,ij->j", query[used].astype(np.float64), columns)
             return np.asarray(summed, dtype=np.float32)
-        return rows @ query
+        with one_blas_thread():
+            return rows @ query
 
     @staticmethod
     def _grown(matrix: Vectors, needed: int) -> Vectors:
