@@ -9,12 +9,18 @@ recipe does at query time: one MiniLM run and a dense product over N rows of 384
 is timed is the cost of a question, not its ranking (the notes' vectors and the question's
 come from different embedders).
 
-Two variants in the same process, question by question, in alternating order:
+Two variants in the same process, each asked every question: the first half of the questions
+under one variant then the other, the second half in the other order. Not question by question:
+OpenBLAS's threads spin for a while after a product on several threads, so a ``before`` question
+slowed the ``after`` one that came next.
+
+The variants:
 
 - **before** (the code before session 12, restored by patches): the question embedded with one
-  onnxruntime intra-op thread per core, and the coverage look walking each question word's
+  onnxruntime intra-op thread per core, the coverage look walking each question word's
   doclist over the whole index, then keeping the candidates' rows, once both parts have
-  answered;
+  answered, and the dense product on as many OpenBLAS threads as cores (``search/blas.py``
+  came in session 14);
 - **after**: the library as it is (one intra-op thread; the candidates copied into a scratch
   FTS5 table and each word looked up among them, in the BM25 part's own call, beside the
   vector part).
@@ -40,7 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -143,18 +149,20 @@ def ask_before(self: Any, part: Any, text: str, wanted: int) -> tuple[Any, Mappi
 @contextmanager
 def variant(name: str, vectors: Any, embedders: dict[str, QuestionEmbedder]) -> Iterator[None]:
     """Run the block with the ``before`` or ``after`` code (module docstring)."""
-    from agent_memory.search import fts_coverage
+    from agent_memory.search import blas, fts_coverage
     from agent_memory.search.hybrid import HybridIndex
 
     vectors.embedder = embedders[name]
-    original, asked = fts_coverage.coverage, HybridIndex._ask
+    original, asked, limited = fts_coverage.coverage, HybridIndex._ask, blas.one_blas_thread
     if name == "before":
         fts_coverage.coverage = coverage_before
         HybridIndex._ask = ask_before  # type: ignore[method-assign]
+        blas.one_blas_thread = nullcontext
     try:
         yield
     finally:
         fts_coverage.coverage, HybridIndex._ask = original, asked  # type: ignore[method-assign]
+        blas.one_blas_thread = limited
 
 
 def timed(action: Callable[[], object]) -> tuple[float, object]:
@@ -186,7 +194,6 @@ def measure(home: Path, questions: list[str]) -> dict[str, Any]:
         for embedder in embedders.values():
             embedder.embed(["warm up"])
         times: dict[str, dict[str, list[float]]] = {v: {p: [] for p in PARTS} for v in embedders}
-        same = 0
 
         def ask(question: str, spent: dict[str, list[float]]) -> object:
             ms, found = timed(lambda: hybrid.query(question, k=32, now=NOW))
@@ -199,14 +206,14 @@ def measure(home: Path, questions: list[str]) -> dict[str, Any]:
             spent["coverage"].append(timed(lambda: bm25.coverage(question, ids))[0])
             return found
 
-        for number, question in enumerate(questions):
-            order = ("before", "after") if number % 2 == 0 else ("after", "before")
-            found: dict[str, object] = {}
+        answers: dict[str, list[object]] = {name: [] for name in embedders}
+        half = len(questions) // 2
+        for part, order in ((questions[:half], ("before", "after")), (questions[half:], ("after", "before"))):
             for name in order:
                 with variant(name, vectors, embedders):
-                    found[name] = ask(question, times[name])
-            if number < COMPARED:
-                same += found["before"] == found["after"]
+                    answers[name] += [ask(question, times[name]) for question in part]
+        pairs = zip(answers["before"][:COMPARED], answers["after"][:COMPARED], strict=True)
+        same = sum(before == after for before, after in pairs)
         p50 = {v: {p: statistics.median(t) for p, t in parts.items()} for v, parts in times.items()}
         compared = min(COMPARED, len(questions))
         return {"p50": p50, "same": same, "compared": compared, "questions": len(questions)}
@@ -222,10 +229,12 @@ def section(rows: list[tuple[int, dict[str, Any]]]) -> str:
         "Written by `bench/hybrid_query.py` (the module docstring says what is run): the server memory",
         "benchmark's Home (BM25 beside 384-d vectors, `hybrid384`), each question embedded by MiniLM;",
         "**before** is the code before session 12 (two onnxruntime threads per question on this",
-        "machine, the coverage look walking each word's doclist after both parts answered), **after**",
-        "the library as it is (one thread; the look among the candidates, in the BM25 part's call),",
-        "question by question in alternating order. p50 in ms; *same hits*: of the first questions,",
-        "those whose hybrid hits are identical under both.",
+        "machine, the coverage look walking each word's doclist after both parts answered, the dense",
+        "product on two OpenBLAS threads), **after** the library as it is (one onnxruntime thread; the",
+        "look among the candidates, in the BM25 part's call; one BLAS thread, `search/blas.py`), question",
+        "by question, half the questions under one variant then the other, the rest in the other order",
+        "(module docstring). p50 in ms; *same hits*: of the first questions, those whose",
+        "hybrid hits are identical under both.",
         "",
         f"Machine: {machine()}.",
         "",
@@ -251,6 +260,8 @@ def section(rows: list[tuple[int, dict[str, Any]]]) -> str:
         "- *vectors alone*: the question's MiniLM run, the product over every row and the cut to 100;",
         "  *BM25 alone* is the same code under both variants. In a hybrid query the two parts run side",
         "  by side, so a question embedded on one thread leaves the other core to BM25.",
+        "- *recall* reads and verifies the records it returns (about 65 here); a record one variant read",
+        "  is in the process's parse cache when the other asks, which the swapped order shares out.",
         "",
     ]
     return "\n".join(lines)
