@@ -144,6 +144,29 @@ def test_batches_run_side_by_side_give_the_vectors_of_batches_run_in_turn(minilm
     assert not expected[-2:].any() and expected[:-2].any(axis=1).all()
 
 
+def test_runs_hold_at_most_their_token_budget_and_a_longer_text_runs_alone(minilm: MiniLMEmbedder) -> None:
+    paths = {"model_path": minilm._model_path, "tokenizer_path": minilm._tokenizer_path}
+    embedder = MiniLMEmbedder(batch_size=5, batch_tokens=40, **paths)
+    lengths = [3, 12, 7, 7, 50, 2, 9, 9, 9, 9, 9, 9, 41, 1]
+    batches = embedder._batches([[1] * n for n in lengths])
+    assert sorted(j for batch in batches for j in batch) == list(range(len(lengths)))
+    for batch in batches:
+        longest = max(lengths[j] for j in batch)
+        assert len(batch) <= 5
+        assert len(batch) * longest <= 40 or len(batch) == 1  # 50 and 41 tokens: alone
+        assert [lengths[j] for j in batch] == sorted(lengths[j] for j in batch)
+    assert [lengths[j] for j in batches[-1]] == [50] and [lengths[j] for j in batches[-2]] == [41]
+
+
+def test_a_text_gets_the_same_vector_whatever_the_token_budget(minilm: MiniLMEmbedder) -> None:
+    # A budget of one token runs every text alone; the default packs several per run.
+    texts = [f"Turn {i}: " + "we talked about the trip to the lake " * (i % 9) for i in range(30)] + [""]
+    paths = {"model_path": minilm._model_path, "tokenizer_path": minilm._tokenizer_path}
+    alone = MiniLMEmbedder(batch_tokens=1, **paths)
+    assert len(alone._batches([[1, 2]] * 4)) == 4
+    assert (alone.embed(texts) == minilm.embed(texts)).all()
+
+
 def test_minilm_truncates_long_text_and_zeroes_blank_text(minilm: MiniLMEmbedder) -> None:
     vectors = minilm.embed(["word " * 2000, "", "  \n"])
     assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)

