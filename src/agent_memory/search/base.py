@@ -45,9 +45,10 @@ if TYPE_CHECKING:
 EMBED_BATCH = 256
 """Texts a vector index hands its embedder per call: as many as one catch-up chunk reads.
 
-An embedder that batches inside (MiniLM: sorted by length, 32 per run, several runs side by
-side) does better with more at once: 419 LoCoMo turns embedded 1.6× faster in calls of 256
-than of 64 (issue 21 item 5, docs/benchmarks.md "Importers")."""
+An embedder that batches inside (MiniLM: sorted by length, at most 32 texts and 256 padded
+tokens a run, several runs side by side) does better with more at once: 419 LoCoMo turns
+embedded 1.6× faster in calls of 256 than of 64 (issue 21 item 5, docs/benchmarks.md
+"Importers")."""
 
 
 @dataclass(frozen=True, slots=True, order=True)

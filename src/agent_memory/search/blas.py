@@ -6,7 +6,7 @@ splits it over every core and its threads then spin, waiting for the next call: 
 query, which asks BM25 on the other core at the same time, the two fought for the cores.
 Measured at 100,000 rows × 384 on two cores (docs/benchmarks.md, Hybrid query): the product alone
 took 5.8 ms on two threads (9.8 ms of CPU) against 7.8 ms on one, and a whole hybrid query
-35.9 ms (70 ms of CPU) against 27.2 ms (44 ms of CPU).
+30-36 ms (60-70 ms of CPU) against 21 ms (35 ms of CPU).
 
 :func:`one_blas_thread` limits the BLAS libraries numpy loaded to one thread for the block, through
 ``threadpoolctl`` (about 20 µs a block; its first use looks the libraries up once, under 1 ms), and
