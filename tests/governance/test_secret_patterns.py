@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from test_secrets import ORDINARY, SECRETS  # the fake secrets and ordinary prose of the screen's tests
 
 from agent_memory.governance import secret_patterns, secrets
-from agent_memory.governance.secret_patterns import PATTERNS, may_hold_secret
+from agent_memory.governance.secret_patterns import GUARDS, PATTERNS, may_hold_secret
 from agent_memory.governance.secrets import find_secrets
 
 CLASSES = {plugin.__name__: plugin for plugin in get_mapping_from_secret_type_to_class().values()}
@@ -62,6 +63,44 @@ def test_a_line_the_library_flags_is_always_one_the_table_matches() -> None:
         seen += flagged
         assert may_hold_secret(line) or not flagged, line
     assert seen >= 8  # the fake secrets were among the lines
+
+
+# One line per guarded pattern that it matches, in upper and mixed case where its flags fold case.
+GUARDED_MATCHES = [
+    " AKC" + "a1B2" * 4 + " ",
+    '"APB' + "x9" * 6 + '"',
+    'aws_secret_token = "' + "A1b2" * 10 + '"',
+    'AWS PASSWORD is "' + "Zz09" * 10 + '"',
+    'cloudant_apikey = "' + "ab12" * 16 + '"',
+    "CL-PWD: " + "abcdefgh" * 3,
+    "ibm_cloud_iam_api_token: " + "aB3_" * 11,
+    "IBM_COS_HMAC_SECRET_ACCESS_KEY = " + "abcdef12" * 6,
+    "ab12" * 8 + "-us12",
+    "softlayer_api_Pass => " + "a1b2" * 16,
+]
+
+
+def test_every_guarded_pattern_is_guarded_by_a_piece_of_its_own_matches() -> None:
+    compiled = {
+        pattern: re.compile(pattern, flags) for table in PATTERNS.values() for pattern, flags in table
+    }
+    assert set(GUARDS) <= set(compiled)
+    matched = set()
+    for line in GUARDED_MATCHES:
+        for pattern, (guard, flags) in GUARDS.items():
+            found = compiled[pattern].search(line)
+            if found is not None:
+                matched.add(pattern)
+                assert re.search(guard, found.group(), flags), (pattern, line)
+        assert may_hold_secret(line), line
+    assert matched == set(GUARDS)  # each guarded pattern met at least once
+
+
+def test_the_guards_change_no_answer_of_the_pre_screen() -> None:
+    every = [re.compile(pattern, flags) for table in PATTERNS.values() for pattern, flags in table]
+    lines = [*_lines(), *GUARDED_MATCHES, "the KEY is in the vault", "ſecret_key: nothing"]
+    for line in lines:
+        assert may_hold_secret(line) == any(p.search(line) for p in every), line
 
 
 def test_an_ordinary_sentence_is_screened_without_loading_the_library() -> None:
