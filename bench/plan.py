@@ -82,6 +82,8 @@ PLANS: dict[str, Plan] = {
         (), ("--items", "100", "--repeat", "1"), 0.8, 0.1, writes="## Importers, ## Folder importers"
     ),
     "note_reads": Plan(minutes=0.3, quick_minutes=0.1, writes="## Note reads"),
+    # Session 15: 20,000 notes screened 5 times under each variant (about 20 s).
+    "screen": Plan(minutes=0.4, quick_minutes=0.1, writes="## Secrets screen"),
     # Issue 22: the review page at 100k records (building the Home and its BM25 index is most of
     # it); its default run is 10k, its quick run 2k records (measured at load 6: 0.6 min).
     "ui": Plan(("--records", "100000"), (), 8, 0.6, writes="## Review page"),
