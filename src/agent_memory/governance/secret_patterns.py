@@ -140,7 +140,8 @@ PATTERNS: dict[str, tuple[tuple[str, int], ...]] = {
 
 
 _KEYWORD = ("key|pw|pass|token", re.IGNORECASE)
-"""Every keyword alternative of the assignment patterns below holds one of these (``pwd``, ``password``)."""
+"""Every keyword alternative of the assignment patterns below holds one of these (``pwd``,
+``password``; IBM COS's ``secret…key``), so one search stands before all six."""
 
 GUARDS: dict[str, tuple[str, int]] = {
     PATTERNS["ArtifactoryDetector"][0][0]: ("AKC", 0),
@@ -149,7 +150,7 @@ GUARDS: dict[str, tuple[str, int]] = {
     PATTERNS["CloudantDetector"][0][0]: _KEYWORD,
     PATTERNS["CloudantDetector"][1][0]: _KEYWORD,
     PATTERNS["IbmCloudIamDetector"][0][0]: _KEYWORD,
-    PATTERNS["IbmCosHmacDetector"][0][0]: ("key", re.IGNORECASE),  # secret[-_]?(?:access)?[-_]?key
+    PATTERNS["IbmCosHmacDetector"][0][0]: _KEYWORD,  # secret[-_]?(?:access)?[-_]?key
     PATTERNS["MailchimpDetector"][0][0]: ("-us", 0),
     PATTERNS["SoftlayerDetector"][0][0]: _KEYWORD,
 }
