@@ -121,7 +121,17 @@ def submit(browser: WebDriver, form_css: str, reason: str | None = None) -> None
 
 
 def flash(browser: WebDriver) -> str:
-    return "\n".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".flash"))
+    """The page's flash messages, read in one script (no element can go stale between finding and reading)."""
+    return str(
+        browser.execute_script(
+            "return Array.from(document.querySelectorAll('.flash'), e => e.innerText).join('\\n')"
+        )
+    )
+
+
+def page_text(browser: WebDriver) -> str:
+    """The text of the page's body, read in one script (a page replaced meanwhile reads as empty)."""
+    return str(browser.execute_script("return document.body ? document.body.innerText : ''"))
 
 
 def test_opening_the_printed_address_searches_and_opens_a_record(
@@ -213,7 +223,7 @@ def test_a_form_with_a_wrong_csrf_token_is_refused(served: str, browser: WebDriv
     )
     browser.execute_script("arguments[0].querySelector('input[name=csrf]').value = 'forged'", form)
     form.find_element(By.TAG_NAME, "button").click()
-    wait_until(browser, lambda b: "CSRF" in b.find_element(By.TAG_NAME, "body").text)
+    wait_until(browser, lambda b: "CSRF" in page_text(b))
     assert filled.quarantined in [i["id"] for i in json.loads(filled.ok("review", "--json"))["items"]]
 
 
