@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from agent_memory.jobs.text import (
@@ -85,3 +87,25 @@ def test_jaccard_is_zero_when_a_side_is_empty() -> None:
     assert jaccard(frozenset(), frozenset({"a"})) == 0.0
     assert trigram_jaccard("same text", "same text") == 1.0
     assert 0.6 <= trigram_jaccard("Ada prefers green tea with lemon", "Ada prefers green tea with honey") < 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Ada prefers green tea with lemon", "Ada prefers green tea with honey"),
+        ("Invoice 1041 was paid on March 3.", "Invoice 1047 was paid on March 3."),
+        ("same text", "same text"),
+        ("ab", "abc"),
+        ("!!", "anything"),  # shorter than 3 characters: its own single trigram
+        ("aaaa aaaa", "aaa"),  # repeated trigrams count once on both sides
+    ],
+)
+def test_a_runs_kept_trigrams_give_the_jaccard_of_the_two_sets(a: str, b: str) -> None:
+    from jobkit import make
+
+    from agent_memory.jobs.operators import Terms
+
+    ta, tb = Terms.of(make(a)), Terms.of(make(b))
+    expected = trigram_jaccard(a, b)
+    assert ta.similarity(tb) == expected == tb.similarity(ta)
+    assert all(t is sys.intern(t) for t in ta.trigrams)  # shared across the run's records

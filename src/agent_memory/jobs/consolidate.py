@@ -203,7 +203,12 @@ class _Run:
             prefix = len(usable) - math.ceil(ops.OVERLAP_THRESHOLD * len(usable)) + 1
             for term in usable[:prefix]:
                 blocks["term:" + term].append(index)
-        seen: set[tuple[int, int]] = set()
+        # Each pair (a, b), a < b, as the one number a * n + b: 8 bytes a pair in arrays, not a
+        # set of tuples (issue 23: a million pairs at 100,000 notes); np.unique sorts and dedups.
+        import numpy as np
+
+        n = len(records)
+        codes = [np.zeros(0, dtype=np.int64)]
         for members in blocks.values():
             if len(members) < 2:
                 continue
@@ -211,12 +216,14 @@ class _Run:
                 self.report.stats["blocks_skipped"] += 1
                 continue
             self.report.stats["blocks"] += 1
-            for i, a in enumerate(members):
-                for b in members[i + 1 :]:
-                    seen.add((a, b))
+            indexes = np.asarray(members, dtype=np.int64)  # ascending: appended in index order
+            first, second = np.triu_indices(len(members), 1)
+            codes.append(indexes[first] * n + indexes[second])
+        seen = np.unique(np.concatenate(codes))
+        del codes
         self.report.stats["pairs"] += len(seen)
-        for a, b in sorted(seen):
-            yield records[a], records[b]
+        for code in seen.tolist():
+            yield records[code // n], records[code % n]
 
 
 def consolidate(
