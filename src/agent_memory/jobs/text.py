@@ -96,7 +96,8 @@ def content_terms(body: str) -> tuple[frozenset[str], bool]:
     """
     tokens = _tokens(body)
     negative = any(token in NEGATORS for token in tokens)
-    terms = {stem(t) for t in tokens if t not in NEGATORS and t not in STOPWORDS}
+    # Interned: a consolidation run keeps the terms of every record, and most are shared.
+    terms = {sys.intern(stem(t)) for t in tokens if t not in NEGATORS and t not in STOPWORDS}
     return frozenset(terms - POLARITY_FRAME_STEMS), negative
 
 
