@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.errors import AgentMemoryError
+from agent_memory.errors import AgentMemoryError, StoreError
 from agent_memory.home import Home
 from agent_memory.log.inmemory import MemoryLog
 from agent_memory.memory import Memory
@@ -182,3 +182,39 @@ def test_a_record_refused_by_the_gate_is_reported_and_its_batch_goes_on(tmp_path
         assert kept in str(results[0])
         assert not isinstance(results[1], AgentMemoryError)
         assert memory.store.get(results[1].record_id).body == "Another."
+
+
+def test_a_batch_asks_the_store_about_its_new_ids_in_one_query_and_one_by_one_when_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gate asks whether each new id is stored already; a SQL store answers a batch's ids
+    # at once (issue 23), and a batch read that fails (one unreadable row) falls back to
+    # reading each id alone, so a bad row refuses only its own record.
+    with opener("sqlite", tmp_path / "m")() as memory:
+        store = memory.store
+        calls: dict[str, int] = {"get": 0, "get_many": 0}
+        real_get, real_many = store.get, store.get_many
+
+        def get(record_id: str) -> Any:
+            calls["get"] += 1
+            return real_get(record_id)
+
+        def get_many(record_ids: Any) -> Any:
+            calls["get_many"] += 1
+            return real_many(record_ids)
+
+        monkeypatch.setattr(store, "get", get)
+        monkeypatch.setattr(store, "get_many", get_many)
+        items = [{"text": f"Batch note number {n}.", "source": f"b:{n}"} for n in range(20)]
+        first = memory.remember_many(items[:10], now=at())
+        assert calls == {"get": 0, "get_many": 1}
+
+        def failing(record_ids: Any) -> Any:
+            raise StoreError("unreadable row")
+
+        monkeypatch.setattr(store, "get_many", failing)
+        second = memory.remember_many(items[10:], now=at())
+        assert calls["get"] == 10
+        for result in [*first, *second]:
+            assert not isinstance(result, AgentMemoryError), result
+        assert [real_get(r.record_id).body for r in second] == [i["text"] for i in items[10:]]

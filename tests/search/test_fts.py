@@ -325,3 +325,18 @@ def test_the_row_count_kept_for_queries_follows_adds_replacements_and_removals(t
     with FtsIndex(path) as index:  # reopened: the count was stored, not held in the process
         index.remove([n.id for n in notes])
         assert kept() == (0, 0)
+
+
+def test_a_batch_is_written_as_a_few_index_blocks_not_a_segment_per_note(tmp_path: Path) -> None:
+    # FTS5 writes its pending terms out at every statement savepoint, and an INSERT ... SELECT
+    # takes one per row: a batch once left a segment per note and merged them as it went
+    # (issue 23). Counted by the statements FTS5 runs on its own data table.
+    written: list[str] = []
+    with FtsIndex(tmp_path / "fts.sqlite") as index:
+        index._conn.set_trace_callback(
+            lambda sql: written.append(sql) if sql.startswith("-- REPLACE INTO 'main'.'fts_data'") else None
+        )
+        index.index([record(f"note {n} about the greenhouse, batch seven") for n in range(300)])
+        index._conn.set_trace_callback(None)
+        assert len(index.query("greenhouse", k=500)) == 300
+    assert 0 < len(written) < 30, len(written)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import operator
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ __all__ = [
     "Transition",
     "check_plain_text",
     "compute_record_id",
+    "copy_record",
     "parse_record_type",
 ]
 
@@ -386,7 +388,7 @@ class MemoryRecord:
         """
         require_str(signed_by, "signed_by")
         require_str(signature, "signature")
-        signed = copy.copy(self)
+        signed = copy_record(self)
         object.__setattr__(signed, "signed_by", signed_by)
         object.__setattr__(signed, "signature", signature)
         return signed
@@ -489,6 +491,34 @@ class MemoryRecord:
             yield name, value
         if include_extra:
             yield from self.extra.items()
+
+
+_PLAIN_FIELDS = tuple(name for name in MemoryRecord.__slots__ if name not in ("slots", "extra"))
+_PLAIN_VALUES = operator.attrgetter(*_PLAIN_FIELDS)
+
+
+def copy_record(record: MemoryRecord, *, own_maps: bool = False) -> MemoryRecord:
+    """Return a copy of a frozen ``record``, field by field, its checks not run again.
+
+    ``copy.copy`` of a slotted dataclass goes through ``__reduce_ex__`` and
+    ``dataclasses.fields``, several times slower (issue 23: a store cache's copy was a third
+    of a cached read; the signing path's copy 45 µs of a batched write's 1.3 ms, profiled).
+    Every field but ``slots`` and ``extra`` is immutable and shared.
+
+    Args:
+        record: The record to copy.
+        own_maps: Give the copy deep copies of ``slots`` and ``extra`` (a cache handing out
+            records its callers may change); otherwise they are shared, as ``copy.copy`` does.
+    """
+    clone = object.__new__(MemoryRecord)
+    for name, value in zip(_PLAIN_FIELDS, _PLAIN_VALUES(record), strict=True):
+        object.__setattr__(clone, name, value)
+    slots, extra = record.slots, record.extra
+    if own_maps:
+        slots, extra = (copy.deepcopy(slots) if slots else {}), (copy.deepcopy(extra) if extra else {})
+    object.__setattr__(clone, "slots", slots)
+    object.__setattr__(clone, "extra", extra)
+    return clone
 
 
 def _fields_from_wire(data: Any) -> dict[str, Any]:

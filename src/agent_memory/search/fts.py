@@ -418,9 +418,22 @@ class FtsIndex(SharedConnection):
                     for record_id, version, record in changed
                 ],
             )
+            # Plain VALUES rows in rowid order: FTS5 flushes its pending terms at every statement
+            # savepoint, and an INSERT ... SELECT takes one per row, so a batch written that way
+            # left one segment per note and merged them as it went (issue 23: 0.32 ms a row
+            # against 0.04 ms, measured on a 20,000-row table).
+            rowids = dict(
+                self._conn.execute(
+                    "SELECT record_id, rowid FROM docs WHERE record_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps([record_id for record_id, _, _ in changed]),),
+                ).fetchall()
+            )
             self._conn.executemany(
-                "INSERT INTO fts (rowid, text, context) SELECT rowid, ?, '' FROM docs WHERE record_id = ?",
-                [(prepare_document(document_text(record)), record_id) for record_id, _, record in changed],
+                "INSERT INTO fts (rowid, text, context) VALUES (?, ?, '')",
+                sorted(
+                    (rowids[record_id], prepare_document(document_text(record)))
+                    for record_id, _, record in changed
+                ),
             )
             self._refresh_context(threads)
             return sum(1 for record_id, _, _ in changed if record_id not in held)

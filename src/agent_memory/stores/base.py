@@ -23,8 +23,6 @@ This module imports no adapter.
 
 from __future__ import annotations
 
-import copy
-import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
@@ -34,7 +32,7 @@ from typing import Protocol, TypedDict, Unpack, runtime_checkable
 from agent_memory.errors import LifecycleError, RecordError, StoreError
 from agent_memory.records.proofs import Proof
 from agent_memory.records.proofs import forget as forget_proofs
-from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State
+from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State, copy_record
 
 __all__ = [
     "IMMUTABLE_FIELDS",
@@ -196,13 +194,13 @@ class RecordCache:
             if proof is None:
                 return None
             self._items.move_to_end(key)
-        copy = _clone(proof.record)
+        copy = copy_record(proof.record, own_maps=True)
         proof.register(copy)
         return copy
 
     def put(self, key: Hashable, record: MemoryRecord) -> None:
         """Keep a private copy of ``record`` (just parsed from the bytes ``key`` names) under ``key``."""
-        proof = Proof(_clone(record))
+        proof = Proof(copy_record(record, own_maps=True))
         proof.register(record)
         with self._lock:
             self._items[key] = proof
@@ -215,25 +213,6 @@ class RecordCache:
         with self._lock:
             self._items.clear()
         forget_proofs()
-
-
-_FIELDS = tuple(name for name in MemoryRecord.__slots__ if name not in ("slots", "extra"))
-_SHARED = operator.attrgetter(*_FIELDS)
-
-
-def _clone(record: MemoryRecord) -> MemoryRecord:
-    """Return a copy of a frozen ``record`` with its own ``slots`` and ``extra``, checks not run again.
-
-    Field by field (``copy.copy`` of a slotted dataclass goes through ``__reduce_ex__`` and
-    ``dataclasses.fields``, several times slower: the clone was a third of a cached read).
-    Every other field is immutable and shared.
-    """
-    clone = object.__new__(MemoryRecord)
-    for name, value in zip(_FIELDS, _SHARED(record), strict=True):
-        object.__setattr__(clone, name, value)
-    object.__setattr__(clone, "slots", copy.deepcopy(record.slots) if record.slots else {})
-    object.__setattr__(clone, "extra", copy.deepcopy(record.extra) if record.extra else {})
-    return clone
 
 
 def check_record_id(record_id: str) -> str:
