@@ -168,8 +168,8 @@ def open_memory(backend: str, size: int, work: Path, dsn: str | None) -> Any:
 
         base = f"path_{uuid.uuid4().hex[:10]}"
         store = PostgresStore(dsn, schema=f"{base}_store")
-        for record in records:
-            store.put(record)
+        for start in range(0, len(records), 1000):
+            store.put_many(records[start : start + 1000])
         indexes = {
             "bm25": PgTextIndex(dsn, schema=f"{base}_idx", name="fulltext"),
             "vectors": PgVectorIndex(dsn, HashEmbedder(), schema=f"{base}_idx", name="vectors"),

@@ -196,8 +196,8 @@ def open_backend(
     base = f"scale_{uuid.uuid4().hex[:10]}"
     schemas = [f"{base}_store", f"{base}_log", f"{base}_idx"]
     store = PostgresStore(dsn, schema=schemas[0])
-    for record in records:
-        store.put(record)
+    for start in range(0, len(records), 1000):  # one transaction per thousand (put_many)
+        store.put_many(records[start : start + 1000])
     indexes = {
         "bm25": PgTextIndex(dsn, schema=schemas[2], name="fulltext"),
         "vectors": PgVectorIndex(dsn, HashEmbedder(WIDTH), schema=schemas[2], name="vectors"),

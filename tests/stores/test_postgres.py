@@ -17,8 +17,9 @@ import pytest
 from psycopg import sql
 
 import pg
-from agent_memory.errors import RecordError, StoreError
-from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType
+from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.records.lifecycle import archive
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
 from agent_memory.stores.postgres import ERASURE_LIMITATIONS, PostgresStore, connect
 from pg import PgSchema, PostgresCluster
 
@@ -46,27 +47,34 @@ def pg_store(postgres_schema: PgSchema) -> Iterator[PostgresStore]:
 
 
 def _append_worker(
-    dsn: str, schema: str, worker: int, plan: list[tuple[str, int]], barrier: Any, results: Any
+    dsn: str, schema: str, worker: int, plan: list[tuple[str, int]], barrier: Any, results: Any, batch: int
 ) -> None:
-    """Put the planned versions (body, tag number) as fast as possible once every worker is ready."""
+    """Put the planned versions (body, tag number) as fast as possible once every worker is ready.
+
+    ``batch`` above 1: ``put_many`` of that many versions at a time.
+    """
     written: list[tuple[str, int]] = []
     try:
         with PostgresStore(dsn, schema=schema) as store:
             barrier.wait(timeout=60)
-            for body, n in plan:
-                record = make_record(body).evolve(tags=(f"w{worker}", f"n{n}"))
-                written.append((record.id, store.put(record)))
+            versions = [make_record(body).evolve(tags=(f"w{worker}", f"n{n}")) for body, n in plan]
+            for start in range(0, len(versions), batch):
+                chunk = versions[start : start + batch]
+                numbers = store.put_many(chunk) if batch > 1 else [store.put(chunk[0])]
+                written.extend((record.id, number) for record, number in zip(chunk, numbers, strict=True))
     except Exception as exc:  # reported to the test instead of dying silently
         results.put((worker, f"worker {worker} failed: {exc!r}"))
     else:
         results.put((worker, written))
 
 
-def run_workers(target: PgSchema, plans: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
+def run_workers(
+    target: PgSchema, plans: list[list[tuple[str, int]]], *, batch: int = 1
+) -> list[tuple[str, int]]:
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(len(plans)), ctx.Queue()
     processes = [
-        ctx.Process(target=_append_worker, args=(target.dsn, target.schema, i, plan, barrier, results))
+        ctx.Process(target=_append_worker, args=(target.dsn, target.schema, i, plan, barrier, results, batch))
         for i, plan in enumerate(plans)
     ]
     for process in processes:
@@ -98,9 +106,12 @@ def test_writer_processes_appending_to_one_record_lose_no_version_and_share_no_n
     )
 
 
+@pytest.mark.parametrize("batch", [1, 4], ids=["put", "put_many"])
 def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
-    pg_store: PostgresStore, postgres_schema: PgSchema
+    pg_store: PostgresStore, postgres_schema: PgSchema, batch: int
 ) -> None:
+    # In batches, each worker's put_many locks several shared ids at once: taken in key order,
+    # so batches racing over the same records in different orders never deadlock.
     shared = [f"shared fact {i}" for i in range(12)]
     plans = []
     for worker in range(WORKERS):
@@ -109,7 +120,7 @@ def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
         plan = [(body, worker) for body in (order if worker % 2 else order[::-1])]
         own = [(f"worker {worker} fact {i}", n) for i in range(6) for n in (0, 1)]
         plans.append(plan + own)
-    written = run_workers(postgres_schema, plans)
+    written = run_workers(postgres_schema, plans, batch=batch)
 
     records = pg_store.list()
     assert len(records) == len(shared) + WORKERS * 6
@@ -123,6 +134,23 @@ def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
                 (record.tags[0], "n0"),
                 (record.tags[0], "n1"),
             ]
+
+
+def test_a_batch_chains_versions_of_one_record_and_writes_all_or_nothing(pg_store: PostgresStore) -> None:
+    a, b = make_record("First of the batch."), make_record("Second of the batch.")
+    assert pg_store.put_many([a, archive(a, "done", now=T0), b]) == [1, 2, 1]
+    assert pg_store.get(a.id).state is State.ARCHIVED
+    third = make_record("Third.")
+    assert pg_store.put_many([third]) == [1]
+    assert pg_store.put_many([]) == []
+
+    c = make_record("Never written.")
+    illegal = archive(b, "done", now=T0).evolve(state=State.ACTIVE, superseded_by=None)
+    with pytest.raises(LifecycleError):
+        pg_store.put_many([c, archive(b, "done", now=T0), illegal])
+    assert not pg_store.contains(c.id)
+    assert pg_store.history(b.id) == [b]
+    assert [r.id for r in pg_store.list()] == sorted([a.id, b.id, third.id])  # one created_at: by id
 
 
 # ---------------------------------------------------------------------- erasure

@@ -9,9 +9,10 @@ Invariants kept here:
   gives back the exact signed bytes; a row that does not is reported, never repaired.
 - ``records`` holds one row per record: its latest version number and the filter columns of that
   version (state, type, kind, subject, namespace, tags, created_at) that ``list`` queries.
-- ``put`` runs in one transaction under an advisory lock on the record id, so writers in any
-  number of processes never lose a version nor share a version number (the primary key
-  ``(record_id, version)`` backs this up). Tables are created on open, under an advisory lock.
+- ``put`` runs in one transaction under an advisory lock on the record id (``put_many``: on
+  every id of the batch, taken in key order), so writers in any number of processes never
+  lose a version nor share a version number (the primary key ``(record_id, version)`` backs
+  this up). Tables are created on open, under an advisory lock.
 - ``erase`` replaces every version by the tombstone and then rewrites the tables with
   ``VACUUM FULL``; what PostgreSQL may still hold afterwards is :data:`ERASURE_LIMITATIONS`.
 - Change numbers (the :class:`~agent_memory.stores.base.ChangeFeed`): triggers give every
@@ -168,6 +169,43 @@ class PostgresStore:
             cur.execute(self._q["upsert_head"], (record.id, version, *_filter_columns(record)))
             cur.execute(self._q["insert_version"], (record.id, version, record.updated_at, data))
         return version
+
+    def put_many(self, records: Iterable[MemoryRecord]) -> list[int]:
+        """Append several versions in one transaction (all or none); return their version numbers.
+
+        Every record gets the checks of :meth:`put`, in order, so a batch may hold several
+        versions of one id (:class:`~agent_memory.stores.base.BatchPut`, issue 23). The
+        batch's advisory locks are taken in one statement, in key order, and its latest
+        versions read in one query; the rows go in through psycopg's pipelined
+        ``executemany``, so a batch costs a few round trips instead of four per version.
+
+        Raises:
+            StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
+        """
+        batch = []
+        for record in records:
+            if not isinstance(record, MemoryRecord):
+                raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+            check_record_id(record.id)
+            batch.append((record, record.canonical_bytes()))
+        if not batch:
+            return []
+        ids = sorted({record.id for record, _ in batch})
+        with self._transaction(batch[0][0].id) as cur:
+            cur.execute(self._q["lock_many"], (sorted(self._lock_key(record_id) for record_id in ids),))
+            cur.execute(self._q["latest_many"], (ids,))
+            latest = {rid: (int(n), self._decode(rid, n, data)) for rid, n, data in cur.fetchall()}
+            versions, heads = [], {}
+            for record, data in batch:
+                number, previous = latest.get(record.id, (0, None))
+                check_next_version(previous, record)
+                latest[record.id] = heads[record.id] = (number + 1, record)
+                versions.append((record.id, number + 1, record.updated_at, data))
+            cur.executemany(
+                self._q["upsert_head"], [(rid, n, *_filter_columns(r)) for rid, (n, r) in heads.items()]
+            )
+            cur.executemany(self._q["insert_version"], versions)
+        return [number for _, number, _, _ in versions]
 
     def get(self, record_id: str) -> MemoryRecord:
         """Return the latest version.
@@ -453,11 +491,7 @@ class PostgresStore:
             StoreError: An id is refused, the server failed, or a row is not a canonical record.
         """
         ids = sorted({check_record_id(record_id) for record_id in record_ids})
-        query = sql.SQL(
-            "SELECT DISTINCT ON (record_id) record_id, version, canonical FROM {s}.versions"
-            " WHERE record_id = ANY(%s) ORDER BY record_id, version DESC"
-        ).format(s=self._ident)
-        rows = self._fetch(query, (ids,))
+        rows = self._fetch(self._q["latest_many"], (ids,))
         return {record_id: self._decode(record_id, version, data) for record_id, version, data in rows}
 
 

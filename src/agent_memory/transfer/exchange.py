@@ -58,7 +58,7 @@ __all__ = [
     "import_memory_file",
 ]
 
-_BATCH = 1000  # records per put_many transaction of a store that has one (SQLite)
+_BATCH = 1000  # records per put_many transaction of a store that has one (SQLite, PostgreSQL)
 
 EXTERNAL_TAINT = "external"
 

@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 DIGEST_PREFIX = "sha256:"
-_BATCH_VERSIONS = 1000  # versions per put_many transaction (SQLite): one fsync per batch
+_BATCH_VERSIONS = 1000  # versions per put_many transaction (SQLite: one fsync; PostgreSQL: one commit)
 _SHOWN = 5  # records named in a conflict or verification message
 
 

@@ -154,8 +154,8 @@ class Remember:
         twice (in the Home or earlier in ``items``) is deduped and a state record supersedes
         or disputes the live one of its subject. The new records of up to ``batch`` items are
         written together under one hold of the writer lock: one ``put`` event naming them all,
-        one store transaction where the store can (SQLite), one update of each index and of
-        the lookup, one checkpoint of the log (module docstring). A crash loses at most the
+        one store transaction where the store can (SQLite, PostgreSQL), one update of each index
+        and of the lookup, one checkpoint of the log (module docstring). A crash loses at most the
         chunk being written, which was never acknowledged, as a crash inside ``remember`` does.
 
         Args:
