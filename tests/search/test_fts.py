@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -327,16 +328,33 @@ def test_the_row_count_kept_for_queries_follows_adds_replacements_and_removals(t
         assert kept() == (0, 0)
 
 
-def test_a_batch_is_written_as_a_few_index_blocks_not_a_segment_per_note(tmp_path: Path) -> None:
-    # FTS5 writes its pending terms out at every statement savepoint, and an INSERT ... SELECT
-    # takes one per row: a batch once left a segment per note and merged them as it went
-    # (issue 23). Counted by the statements FTS5 runs on its own data table.
+def _block_writes(index: FtsIndex, action: Callable[[], object]) -> int:
+    """Return how many blocks FTS5 wrote to its data table while ``action`` ran."""
     written: list[str] = []
-    with FtsIndex(tmp_path / "fts.sqlite") as index:
-        index._conn.set_trace_callback(
-            lambda sql: written.append(sql) if sql.startswith("-- REPLACE INTO 'main'.'fts_data'") else None
-        )
-        index.index([record(f"note {n} about the greenhouse, batch seven") for n in range(300)])
+    index._conn.set_trace_callback(
+        lambda sql: written.append(sql) if sql.startswith("-- REPLACE INTO 'main'.'fts_data'") else None
+    )
+    try:
+        action()
+    finally:
         index._conn.set_trace_callback(None)
+    return len(written)
+
+
+def test_a_batch_is_written_as_a_few_index_blocks_not_a_segment_per_note(tmp_path: Path) -> None:
+    # FTS5 writes its pending terms out as a segment at every statement savepoint (an INSERT
+    # ... SELECT takes one per row) and whenever a rowid is below the last one written: a batch
+    # once left a segment per note and merged them as it went (issue 23; 923 blocks here).
+    notes = [record(f"note {n} about the greenhouse, batch seven") for n in range(300)]
+    with FtsIndex(tmp_path / "fts.sqlite") as index:
+        assert 0 < _block_writes(index, lambda: index.index(notes)) < 30
         assert len(index.query("greenhouse", k=500)) == 300
-    assert 0 < len(written) < 30, len(written)
+        # New versions of half the notes, in no order: their old rows go in rowid order too.
+        changed = [note.evolve(tags=("watered",)) for note in notes[::2]]
+        random.Random(7).shuffle(changed)  # noqa: S311 - a reproducible order, not a secret
+        assert 0 < _block_writes(index, lambda: index.index(changed)) < 30
+        removed = [note.id for note in notes[1::4]]
+        random.Random(8).shuffle(removed)  # noqa: S311 - a reproducible order, not a secret
+        assert 0 < _block_writes(index, lambda: index.remove(removed)) < 30
+        assert len(index.query("watered", k=500)) == 150
+        assert len(index.query("greenhouse", k=500)) == 300 - 75
