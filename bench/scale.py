@@ -241,6 +241,7 @@ def measure_tier(
     asked = json.loads((data / "questions.json").read_text(encoding="utf-8"))
     corpus_mb = rss_mb()
     out: dict[str, Any] = {"backend": backend, "size": size, "corpus_rss_mb": corpus_mb}
+    out["measured"] = datetime.now(UTC).date().isoformat()  # a row kept by --merge says when
     with tempfile.TemporaryDirectory(prefix="am-scale-", dir=os.environ.get("BENCH_DIR")) as folder:
         work = Path(folder)
         os.environ["XDG_CONFIG_HOME"] = str(work / "config")
@@ -456,9 +457,10 @@ def main(argv: list[str] | None = None) -> int:
         if kept:
             sizes_kept = ", ".join(f"{n:,}" for n in sorted({r["size"] for r in kept}))
             stores_kept = ", ".join(b for b in BACKENDS if any(r["backend"] == b for r in kept))
+            dates = ", ".join(sorted({r["measured"] for r in kept if "measured" in r})) or "an earlier day"
             setup.append(
                 f"- The {stores_kept} rows ({sizes_kept} records) come from an earlier run of this script"
-                " (kept by `--merge`, before its remember_many and CPU columns: shown as —); each row's"
+                f" ({dates}; kept by `--merge`; a column a run did not measure yet shows —); each row's"
                 " baselines come from its own process."
             )
     publish({"rows": rows, "rates": rates, "setup": setup}, write=not args.no_write)
