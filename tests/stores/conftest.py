@@ -65,6 +65,14 @@ STORE_FACTORIES: list[Any] = [
 ]
 
 
+@pytest.fixture(params=[pytest.param(sqlite_store, id="sqlite"), pytest.param(postgres_store, id="postgres")])
+def batch_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ErasableStore]:
+    """A fresh, empty store of each adapter that has ``put_many`` (:class:`BatchPut`)."""
+    factory: StoreFactory = request.param
+    with factory(tmp_path) as made:
+        yield made
+
+
 @pytest.fixture(params=STORE_FACTORIES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ErasableStore]:
     """A fresh, empty store of each adapter in :data:`STORE_FACTORIES`, in its own ``tmp_path``."""

@@ -409,3 +409,24 @@ def test_concurrent_puts_from_eight_threads_all_land(store: ErasableStore) -> No
     assert {v.tags for v in history[1:]} == {
         (f"t{n}-{i}",) for n in range(THREADS) for i in range(PER_THREAD)
     }
+
+
+# ---------------------------------------------------------------------- put_many (BatchPut)
+
+
+def test_a_batch_chains_versions_of_one_record_and_writes_all_or_nothing(batch_store: Any) -> None:
+    a, b = record("First of the batch."), record("Second of the batch.")
+    assert batch_store.put_many([a, archive(a, "done", now=T0), b]) == [1, 2, 1]
+    assert batch_store.get(a.id).state is State.ARCHIVED
+    assert batch_store.put_many([]) == []
+
+    c = record("Never written.")
+    illegal = archive(b, "done", now=T0).evolve(state=State.ACTIVE, superseded_by=None)
+    with pytest.raises(LifecycleError):
+        batch_store.put_many([c, archive(b, "done", now=T0), illegal])
+    assert not batch_store.contains(c.id)
+    assert batch_store.history(b.id) == [b]
+    with pytest.raises(StoreError, match="tombstone"):
+        batch_store.put_many([c, a.tombstone("no")])
+    assert not batch_store.contains(c.id)
+    assert sorted(r.id for r in batch_store.list()) == sorted([a.id, b.id])

@@ -17,9 +17,8 @@ import pytest
 from psycopg import sql
 
 import pg
-from agent_memory.errors import LifecycleError, RecordError, StoreError
-from agent_memory.records.lifecycle import archive
-from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
+from agent_memory.errors import RecordError, StoreError
+from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType
 from agent_memory.stores.postgres import ERASURE_LIMITATIONS, PostgresStore, connect
 from pg import PgSchema, PostgresCluster
 
@@ -134,23 +133,6 @@ def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
                 (record.tags[0], "n0"),
                 (record.tags[0], "n1"),
             ]
-
-
-def test_a_batch_chains_versions_of_one_record_and_writes_all_or_nothing(pg_store: PostgresStore) -> None:
-    a, b = make_record("First of the batch."), make_record("Second of the batch.")
-    assert pg_store.put_many([a, archive(a, "done", now=T0), b]) == [1, 2, 1]
-    assert pg_store.get(a.id).state is State.ARCHIVED
-    third = make_record("Third.")
-    assert pg_store.put_many([third]) == [1]
-    assert pg_store.put_many([]) == []
-
-    c = make_record("Never written.")
-    illegal = archive(b, "done", now=T0).evolve(state=State.ACTIVE, superseded_by=None)
-    with pytest.raises(LifecycleError):
-        pg_store.put_many([c, archive(b, "done", now=T0), illegal])
-    assert not pg_store.contains(c.id)
-    assert pg_store.history(b.id) == [b]
-    assert [r.id for r in pg_store.list()] == sorted([a.id, b.id, third.id])  # one created_at: by id
 
 
 # ---------------------------------------------------------------------- erasure

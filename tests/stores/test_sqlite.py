@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fg_agent_id import KeyPair
 
-from agent_memory.errors import LifecycleError, RecordNotFound, StoreError
+from agent_memory.errors import RecordNotFound, StoreError
 from agent_memory.records.lifecycle import archive
 from agent_memory.records.record import Kind, MemoryRecord, Provenance, RecordType, State
 from agent_memory.records.signing import sign_record, verify_record
@@ -89,20 +89,6 @@ def test_a_signed_record_reads_back_to_the_bytes_its_signature_covers(db: Path, 
     raw.close()
     assert payload == record.canonical_bytes() == got.canonical_bytes()
     verify_record(got)
-
-
-def test_a_batch_chains_versions_of_one_record_and_writes_all_or_nothing() -> None:
-    a, b = make_record("First of the batch."), make_record("Second of the batch.")
-    with SQLiteStore() as store:
-        assert store.put_many([a, archive(a, "done", now=T0), b]) == [1, 2, 1]
-        assert store.get(a.id).state is State.ARCHIVED
-
-        c = make_record("Never written.")
-        illegal = archive(b, "done", now=T0).evolve(state=State.ACTIVE, superseded_by=None)
-        with pytest.raises(LifecycleError):
-            store.put_many([c, archive(b, "done", now=T0), illegal])
-        assert not store.contains(c.id)
-        assert store.history(b.id) == [b]
 
 
 def test_a_corrupt_row_is_named_and_other_records_stay_readable(db: Path) -> None:

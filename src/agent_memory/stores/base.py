@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
@@ -41,10 +41,12 @@ __all__ = [
     "Changes",
     "RecordCache",
     "RecordStore",
+    "chain_batch",
     "check_erased_history",
     "check_next_version",
     "check_record_id",
     "filter_records",
+    "prepare_batch",
 ]
 
 # Fields that may never change after birth (besides the birth itself, which the id pins).
@@ -228,6 +230,50 @@ def check_record_id(record_id: str) -> str:
     if not isinstance(record_id, str) or not RECORD_ID_PATTERN.match(record_id):
         raise StoreError(f"refused record id {record_id!r}: expected mem: and 32 lowercase hex digits")
     return record_id
+
+
+def prepare_batch(records: Iterable[MemoryRecord]) -> list[tuple[MemoryRecord, bytes]]:
+    """Return each version of a ``put_many`` batch with its canonical bytes, checked before any lock.
+
+    Raises:
+        StoreError: An item is not a :class:`MemoryRecord`, its id is malformed, or it is a
+            tombstone (written only by ``erase``); nothing is written.
+    """
+    batch = []
+    for record in records:
+        if not isinstance(record, MemoryRecord):
+            raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
+        check_next_version(None, record)
+        batch.append((record, record.canonical_bytes()))
+    return batch
+
+
+def chain_batch(
+    batch: Sequence[tuple[MemoryRecord, bytes]], latest: Mapping[str, tuple[int, MemoryRecord | None]]
+) -> tuple[list[tuple[MemoryRecord, int, bytes]], dict[str, tuple[int, MemoryRecord]]]:
+    """Number a ``put_many`` batch after the latest versions held, checking each in order.
+
+    Args:
+        batch: :func:`prepare_batch`'s ``(record, canonical bytes)``, in write order.
+        latest: ``{id: (version number, latest version)}`` the store holds for the batch's
+            ids (ids it does not hold left out).
+
+    Returns:
+        ``(record, its version number, its bytes)`` per version, in order, and each id's new
+        latest ``(version number, record)``.
+
+    Raises:
+        StoreError, RecordError, LifecycleError: As :func:`check_next_version`, for the
+            first version of the batch that may not follow the one before it.
+    """
+    held: dict[str, tuple[int, MemoryRecord | None]] = dict(latest)
+    versions, heads = [], {}
+    for record, data in batch:
+        number, previous = held.get(record.id, (0, None))
+        check_next_version(previous, record)
+        held[record.id] = heads[record.id] = (number + 1, record)
+        versions.append((record, number + 1, data))
+    return versions, heads
 
 
 def check_next_version(previous: MemoryRecord | None, record: MemoryRecord) -> None:

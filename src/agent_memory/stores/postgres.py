@@ -50,9 +50,11 @@ from agent_memory.stores.base import (
     Changes,
     ListFilters,
     RecordCache,
+    chain_batch,
     check_erased_history,
     check_next_version,
     check_record_id,
+    prepare_batch,
 )
 from agent_memory.stores.postgres_sql import CHANGES_DDL, DDL, STATEMENTS
 
@@ -182,12 +184,7 @@ class PostgresStore:
         Raises:
             StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
         """
-        batch = []
-        for record in records:
-            if not isinstance(record, MemoryRecord):
-                raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
-            check_record_id(record.id)
-            batch.append((record, record.canonical_bytes()))
+        batch = prepare_batch(records)  # a bad id or a tombstone fails before the locks
         if not batch:
             return []
         ids = sorted({record.id for record, _ in batch})
@@ -195,17 +192,14 @@ class PostgresStore:
             cur.execute(self._q["lock_many"], (sorted(self._lock_key(record_id) for record_id in ids),))
             cur.execute(self._q["latest_many"], (ids,))
             latest = {rid: (int(n), self._decode(rid, n, data)) for rid, n, data in cur.fetchall()}
-            versions, heads = [], {}
-            for record, data in batch:
-                number, previous = latest.get(record.id, (0, None))
-                check_next_version(previous, record)
-                latest[record.id] = heads[record.id] = (number + 1, record)
-                versions.append((record.id, number + 1, record.updated_at, data))
+            versions, heads = chain_batch(batch, latest)
             cur.executemany(
                 self._q["upsert_head"], [(rid, n, *_filter_columns(r)) for rid, (n, r) in heads.items()]
             )
-            cur.executemany(self._q["insert_version"], versions)
-        return [number for _, number, _, _ in versions]
+            cur.executemany(
+                self._q["insert_version"], [(r.id, n, r.updated_at, data) for r, n, data in versions]
+            )
+        return [number for _, number, _ in versions]
 
     def get(self, record_id: str) -> MemoryRecord:
         """Return the latest version.

@@ -53,9 +53,10 @@ from agent_memory.stores.base import (
     Changes,
     ListFilters,
     RecordCache,
+    chain_batch,
     check_erased_history,
-    check_next_version,
     check_record_id,
+    prepare_batch,
 )
 from agent_memory.stores.sqlite_file import SharedConnection, connect, use_wal
 from agent_memory.stores.sqlite_sql import LATEST_OF_MANY, LIST_SELECT, SCHEMA, SCHEMA_VERSION, TRIGGERS
@@ -131,24 +132,15 @@ class SQLiteStore(SharedConnection):
         Raises:
             StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
         """
-        batch = []
-        for record in records:
-            if not isinstance(record, MemoryRecord):
-                raise StoreError(f"can only store a MemoryRecord, not {type(record).__name__}")
-            check_next_version(None, record)  # a bad id or a tombstone fails before the lock
-            batch.append((record, record.canonical_bytes()))
+        batch = prepare_batch(records)  # a bad id or a tombstone fails before the lock
 
         def write(conn: sqlite3.Connection) -> builtins.list[int]:
-            latest = self._latest_of(conn, {record.id for record, _ in batch})
-            rows, written = [], {}
-            for record, payload in batch:
-                number, previous = latest.get(record.id, (0, None))
-                check_next_version(previous, record)
-                latest[record.id] = written[record.id] = (number + 1, record)
-                rows.append((record.id, number + 1, payload))
-            conn.executemany("INSERT INTO versions VALUES (?, ?, ?)", rows)
-            self._index(conn, written.values())
-            return [number for _, number, _ in rows]
+            versions, heads = chain_batch(batch, self._latest_of(conn, {record.id for record, _ in batch}))
+            conn.executemany(
+                "INSERT INTO versions VALUES (?, ?, ?)", [(r.id, n, data) for r, n, data in versions]
+            )
+            self._index(conn, heads.values())
+            return [number for _, number, _ in versions]
 
         return self._transaction(write)
 
