@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         if kept:
             sizes_kept = ", ".join(f"{n:,}" for n in sorted({r["size"] for r in kept}))
             stores_kept = ", ".join(b for b in BACKENDS if any(r["backend"] == b for r in kept))
-            dates = ", ".join(sorted({r["measured"] for r in kept if "measured" in r})) or "an earlier day"
+            dates = ", ".join(sorted({r.get("measured", "an earlier day") for r in kept}))
             setup.append(
                 f"- The {stores_kept} rows ({sizes_kept} records) come from an earlier run of this script"
                 f" ({dates}; kept by `--merge`; a column a run did not measure yet shows —); each row's"

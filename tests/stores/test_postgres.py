@@ -135,6 +135,30 @@ def test_writer_processes_creating_and_appending_many_records_keep_exact_counts(
             ]
 
 
+def test_a_batch_larger_than_the_servers_lock_table_is_written_whole(pg_store: PostgresStore) -> None:
+    # A lock per id would hold 12,000 entries of a lock table this cluster sizes from
+    # max_locks_per_transaction (64) x max_connections (40): "out of shared memory" (seen
+    # with the first put_many). The batch takes one lock per bucket of its ids instead.
+    batch = [make_record(f"bulk fact number {n}") for n in range(12_000)]
+    assert pg_store.put_many(batch) == [1] * len(batch)
+    assert len(pg_store.list()) == len(batch)
+
+
+def test_a_batch_that_fails_after_its_first_rows_went_in_writes_nothing(
+    pg_store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = make_record("written before")
+    pg_store.put(kept)
+    # The heads are upserted, then the version rows fail: the whole transaction rolls back.
+    broken = dict(pg_store._q, insert_version=sql.SQL("INSERT INTO no_such_table VALUES (%s, %s, %s, %s)"))
+    monkeypatch.setattr(pg_store, "_q", broken)
+    with pytest.raises(StoreError, match="no_such_table"):
+        pg_store.put_many([make_record("first of a failed batch"), kept.evolve(tags=("again",))])
+    monkeypatch.undo()
+    assert [r.id for r in pg_store.list()] == [kept.id]
+    assert pg_store.history(kept.id) == [kept]
+
+
 # ---------------------------------------------------------------------- erasure
 
 

@@ -137,7 +137,7 @@ class BatchPut(Protocol):
 
     ``put_many`` gives every version the checks of ``put``, in order (a batch may hold several
     versions of one id), and writes all of them or none, with one commit: SQLite's one fsync
-    for the batch instead of one per version, PostgreSQL's few round trips instead of four
+    for the batch instead of one per version, PostgreSQL's few round trips instead of six
     per version (issue 23).
     """
 

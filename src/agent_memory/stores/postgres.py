@@ -9,10 +9,10 @@ Invariants kept here:
   gives back the exact signed bytes; a row that does not is reported, never repaired.
 - ``records`` holds one row per record: its latest version number and the filter columns of that
   version (state, type, kind, subject, namespace, tags, created_at) that ``list`` queries.
-- ``put`` runs in one transaction under an advisory lock on the record id (``put_many``: on
-  every id of the batch, taken in key order), so writers in any number of processes never
-  lose a version nor share a version number (the primary key ``(record_id, version)`` backs
-  this up). Tables are created on open, under an advisory lock.
+- ``put`` runs in one transaction under an advisory lock on the record id's bucket (one of
+  :data:`RECORD_LOCKS`; ``put_many``: on every bucket of the batch, taken in key order), so
+  writers in any number of processes never lose a version nor share a version number (the
+  primary key ``(record_id, version)`` backs this up). Tables are created on open, under an advisory lock.
 - ``erase`` replaces every version by the tombstone and then rewrites the tables with
   ``VACUUM FULL``; what PostgreSQL may still hold afterwards is :data:`ERASURE_LIMITATIONS`.
 - Change numbers (the :class:`~agent_memory.stores.base.ChangeFeed`): triggers give every
@@ -58,7 +58,7 @@ from agent_memory.stores.base import (
 )
 from agent_memory.stores.postgres_sql import CHANGES_DDL, DDL, STATEMENTS
 
-__all__ = ["ERASURE_LIMITATIONS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
+__all__ = ["ERASURE_LIMITATIONS", "RECORD_LOCKS", "SCHEMA_FORMAT", "PostgresStore", "connect"]
 
 SCHEMA_FORMAT = "agent-memory-postgres/1"
 
@@ -74,6 +74,8 @@ ERASURE_LIMITATIONS: tuple[str, ...] = (
 
 _Connection = psycopg.Connection[tuple[Any, ...]]
 _Cursor = psycopg.Cursor[tuple[Any, ...]]
+RECORD_LOCKS = 32
+"""Advisory locks that serialise the writers of a record (by the id's bucket, ``_record_lock``)."""
 _SCHEMA_NAME = re.compile(r"\A[a-z_][a-z0-9_]{0,62}\Z")
 _CONNECT_TIMEOUT_S = 10
 
@@ -164,7 +166,7 @@ class PostgresStore:
         check_record_id(record.id)
         data = record.canonical_bytes()
         with self._transaction(record.id) as cur:
-            cur.execute(self._q["lock"], (self._lock_key(record.id),))
+            cur.execute(self._q["lock"], (self._record_lock(record.id),))
             version, previous = self._latest(cur, record.id)
             check_next_version(previous, record)
             version += 1
@@ -177,9 +179,10 @@ class PostgresStore:
 
         Every record gets the checks of :meth:`put`, in order, so a batch may hold several
         versions of one id (:class:`~agent_memory.stores.base.BatchPut`, issue 23). The
-        batch's advisory locks are taken in one statement, in key order, and its latest
-        versions read in one query; the rows go in through psycopg's pipelined
-        ``executemany``, so a batch costs a few round trips instead of four per version.
+        batch's advisory locks (one per bucket of its ids, at most :data:`RECORD_LOCKS`) are
+        taken in one statement, in key order, and its latest versions read in one query; the
+        rows go in through psycopg's pipelined ``executemany``, so a batch costs a few round
+        trips instead of six per version.
 
         Raises:
             StoreError, RecordError, LifecycleError: As for :meth:`put`; nothing is written.
@@ -188,8 +191,8 @@ class PostgresStore:
         if not batch:
             return []
         ids = sorted({record.id for record, _ in batch})
-        with self._transaction(batch[0][0].id) as cur:
-            cur.execute(self._q["lock_many"], (sorted(self._lock_key(record_id) for record_id in ids),))
+        with self._transaction() as cur:
+            cur.execute(self._q["lock_many"], (sorted({self._record_lock(record_id) for record_id in ids}),))
             cur.execute(self._q["latest_many"], (ids,))
             latest = {rid: (int(n), self._decode(rid, n, data)) for rid, n, data in cur.fetchall()}
             versions, heads = chain_batch(batch, latest)
@@ -279,7 +282,7 @@ class PostgresStore:
         """
         check_record_id(record_id)
         with self._transaction(record_id) as cur:
-            cur.execute(self._q["lock"], (self._lock_key(record_id),))
+            cur.execute(self._q["lock"], (self._record_lock(record_id),))
             version, latest = self._latest(cur, record_id)
             if latest is None:
                 raise RecordNotFound("the store holds no such record", record_id=record_id)
@@ -309,7 +312,7 @@ class PostgresStore:
         tombstone = check_erased_history(history)
         data = tombstone.canonical_bytes()
         with self._transaction(tombstone.id) as cur:
-            cur.execute(self._q["lock"], (self._lock_key(tombstone.id),))
+            cur.execute(self._q["lock"], (self._record_lock(tombstone.id),))
             cur.execute(self._q["contains"], (tombstone.id,))
             if cur.fetchone() is not None:
                 raise StoreError("already holds this record; nothing restored", record_id=tombstone.id)
@@ -444,6 +447,16 @@ class PostgresStore:
                 path=self._path,
                 hint="open another schema with PostgresStore(dsn, schema=…)",
             )
+
+    def _record_lock(self, record_id: str) -> int:
+        """Return the advisory lock key of the bucket ``record_id`` falls in (one of :data:`RECORD_LOCKS`).
+
+        Writers of one id always meet on its bucket; a batch takes each of its buckets once,
+        so however many ids it writes it holds at most :data:`RECORD_LOCKS` entries of the
+        server's lock table (``max_locks_per_transaction``, 64 by default, times the
+        connections), where a lock per id would run it out of shared memory.
+        """
+        return self._lock_key(f"records/{int(record_id[4:12], 16) % RECORD_LOCKS}")
 
     def _lock_key(self, name: str) -> int:
         digest = hashlib.blake2b(f"{self.schema}\0{name}".encode(), digest_size=8).digest()

@@ -75,8 +75,8 @@ ON CONFLICT (record_id) DO UPDATE SET latest = EXCLUDED.latest, created_at = EXC
 STATEMENTS = {
     "format": "SELECT value FROM {s}.meta WHERE key = 'format'",
     "lock": "SELECT pg_advisory_xact_lock(%s)",
-    # Many ids' locks in one round trip, taken in ascending key order (the subquery's), so
-    # two batches never wait on each other in a cycle; a single put holds one lock only.
+    # A batch's bucket locks in one round trip, taken in ascending key order (the subquery's),
+    # so two batches never wait on each other in a cycle; a single put holds one lock only.
     "lock_many": "SELECT count(pg_advisory_xact_lock(k)) FROM"
     " (SELECT k FROM unnest(%s::bigint[]) AS k ORDER BY k) AS ordered",
     "latest_many": "SELECT DISTINCT ON (record_id) record_id, version, canonical FROM {s}.versions"
