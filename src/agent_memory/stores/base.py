@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
-from agent_memory.errors import LifecycleError, RecordError, StoreError
+from agent_memory.errors import LifecycleError, RecordError, RecordNotFound, StoreError
 from agent_memory.records.proofs import Proof
 from agent_memory.records.proofs import forget as forget_proofs
 from agent_memory.records.record import RECORD_ID_PATTERN, Kind, MemoryRecord, RecordType, State, copy_record
@@ -41,6 +41,7 @@ __all__ = [
     "Changes",
     "RecordCache",
     "RecordStore",
+    "batch_get",
     "chain_batch",
     "check_erased_history",
     "check_next_version",
@@ -230,6 +231,36 @@ def check_record_id(record_id: str) -> str:
     if not isinstance(record_id, str) or not RECORD_ID_PATTERN.match(record_id):
         raise StoreError(f"refused record id {record_id!r}: expected mem: and 32 lowercase hex digits")
     return record_id
+
+
+def batch_get(store: RecordStore, record_ids: Sequence[str]) -> Callable[[str], MemoryRecord]:
+    """Return ``store.get``, with the latest versions of ``record_ids`` read at once where it can.
+
+    For a caller about to ``get`` each of many ids (a batch's gate, an index catching up;
+    issue 23: a query and, for a new id, a ``RecordNotFound`` each). A store with
+    ``get_many`` (the SQL stores) answers them in one query; the answers are ``get``'s: the
+    latest version, or ``RecordNotFound`` for an id it does not hold. Any other id, or every
+    id when the batch read fails (one unreadable row), is read by ``get`` itself, so a bad
+    row fails only its own id.
+    """
+    many: Callable[[Sequence[str]], dict[str, MemoryRecord]] | None = getattr(store, "get_many", None)
+    if many is None or not record_ids:
+        return store.get
+    try:
+        found = many(record_ids)
+    except StoreError:
+        return store.get
+    asked = frozenset(record_ids)
+
+    def get(record_id: str) -> MemoryRecord:
+        if record_id not in asked:
+            return store.get(record_id)
+        record = found.get(record_id)
+        if record is None:
+            raise RecordNotFound("no such record", record_id=record_id)
+        return record
+
+    return get
 
 
 def prepare_batch(records: Iterable[MemoryRecord]) -> list[tuple[MemoryRecord, bytes]]:

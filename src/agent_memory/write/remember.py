@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.errors import AgentMemoryError, RecordError, RecordNotFound, StoreError
+from agent_memory.errors import AgentMemoryError, RecordError
 from agent_memory.records.fields import screen_plain
 from agent_memory.records.record import EpistemicStatus, Kind, MemoryRecord, Provenance, Scope
+from agent_memory.stores.base import batch_get
 from agent_memory.write.plan import Plan, PlanKind, RememberResult, live_key, plan_write, subject_key
 from agent_memory.write.proposals import Proposal, ProposalKind, validate_proposals
 from agent_memory.write.screen import screen
@@ -34,7 +35,6 @@ from agent_memory.write.screen import screen
 if TYPE_CHECKING:
     from agent_memory.governance.secrets import SecretsSettings
     from agent_memory.recall.salience import Salience
-    from agent_memory.stores.base import RecordStore
     from agent_memory.write.held import PendingRecords
     from agent_memory.write.writer import Writer
 
@@ -214,7 +214,7 @@ class Remember:
         def flush() -> None:
             nonlocal head
             creates = []
-            get = _prefetched(writer.store, [record.id for record, _ in new.values()])
+            get = batch_get(writer.store, [record.id for record, _ in new.values()])
             for index, (record, cleaned) in new.items():
                 proposal = Proposal(ProposalKind.CREATE, record=record)
                 try:  # the gate, per record: one refusal never stops the others
@@ -410,33 +410,3 @@ class Remember:
 
 _FIELDS = frozenset(inspect.signature(Remember.remember).parameters) - {"self", "clean", "now"}
 """The keys an item of :meth:`Remember.remember_many` may have: ``remember``'s own arguments."""
-
-
-def _prefetched(store: RecordStore, record_ids: Sequence[str]) -> Callable[[str], MemoryRecord]:
-    """Return ``store.get`` with the latest versions of ``record_ids`` read at once, where it can.
-
-    A batch of :meth:`Remember.remember_many` asks the gate about each new record's id, one
-    ``get`` each (issue 23: a query and a ``RecordNotFound`` per record of a 500-record
-    batch). A store with ``get_many`` (the SQL stores) answers them in one query; the answers
-    are ``get``'s: the latest version, or ``RecordNotFound`` for an id it does not hold. Any
-    other id, or every id when the batch read fails (one unreadable row), is read by ``get``
-    itself, so a bad row refuses only its own record.
-    """
-    many = getattr(store, "get_many", None)
-    if many is None or not record_ids:
-        return store.get
-    try:
-        found: dict[str, MemoryRecord] = many(record_ids)
-    except StoreError:
-        return store.get
-    asked = frozenset(record_ids)
-
-    def get(record_id: str) -> MemoryRecord:
-        if record_id not in asked:
-            return store.get(record_id)
-        record = found.get(record_id)
-        if record is None:
-            raise RecordNotFound("no such record", record_id=record_id)
-        return record
-
-    return get
