@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from search_kit import record
 
+from agent_memory.search import fts as fts_module
 from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex, QueryMode
 from agent_memory.search.fts_query import (
     STOPWORDS,
@@ -358,3 +359,42 @@ def test_a_batch_is_written_as_a_few_index_blocks_not_a_segment_per_note(tmp_pat
         assert 0 < _block_writes(index, lambda: index.remove(removed)) < 30
         assert len(index.query("watered", k=500)) == 150
         assert len(index.query("greenhouse", k=500)) == 300 - 75
+
+
+def _merges(index: FtsIndex, action: Callable[[], object]) -> int:
+    """Return how many FTS5 ``optimize`` merges ran while ``action`` ran."""
+    merges: list[str] = []
+    index._conn.set_trace_callback(lambda sql: merges.append(sql) if "VALUES ('optimize')" in sql else None)
+    try:
+        action()
+    finally:
+        index._conn.set_trace_callback(None)
+    return len(merges)
+
+
+def test_the_segments_are_merged_once_a_tenth_of_the_index_was_written_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fts_module, "_MERGE_ROWS", 100)
+    words = ["greenhouse", "tomato", "basil", "watering", "compost", "seedling", "trellis", "mulch"]
+    notes = [record(f"note {n}: {words[n % 8]} and {words[n * 3 % 8]} in bed {n % 13}") for n in range(1_400)]
+    path, unmerged = tmp_path / "merged.sqlite", tmp_path / "unmerged.sqlite"
+    with FtsIndex(path) as index:
+        # 500 rows: due at once (at least 100 rows, a tenth of 500); 900 more: due again
+        # (a tenth of 1,400 is 140); 60 new versions one at a time, an old row deleted and a
+        # new one written each: 120 rows, not due.
+        assert _merges(index, lambda: index.index(notes[:500])) == 1
+        assert _merges(index, lambda: index.index(notes[500:])) == 2
+        assert _merges(index, lambda: [index.index([n.evolve(tags=("x",))]) for n in notes[:60]]) == 0
+        assert index._conn.execute("SELECT value FROM meta WHERE key = 'unmerged'").fetchone() == ("120",)
+        # Removals count too: 80 more rows makes 200, over a tenth of the 1,320 left.
+        assert _merges(index, lambda: index.remove([n.id for n in notes[60:140]])) == 1
+        merged = [index.query(f"{words[i]} {words[(i + 3) % 8]} bed", k=50) for i in range(8)]
+    monkeypatch.setattr(fts_module, "_MERGE_ROWS", 10**9)
+    with FtsIndex(unmerged) as index:
+        index.index(notes)
+        index.index([n.evolve(tags=("x",)) for n in notes[:60]])
+        index.remove([n.id for n in notes[60:140]])
+        assert _merges(index, lambda: index.index(notes[140:150])) == 0
+        # The merge changes the layout only: the same hits with the same scores.
+        assert [index.query(f"{words[i]} {words[(i + 3) % 8]} bed", k=50) for i in range(8)] == merged
