@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from search_kit import record
 
-from agent_memory.search import fts as fts_module
+from agent_memory.search import fts_merge
 from agent_memory.search.fts import QUERY_MODES, TOKENIZER, FtsIndex, QueryMode
 from agent_memory.search.fts_query import (
     STOPWORDS,
@@ -375,7 +375,7 @@ def _merges(index: FtsIndex, action: Callable[[], object]) -> int:
 def test_the_segments_are_merged_once_a_tenth_of_the_index_was_written_since(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fts_module, "_MERGE_ROWS", 100)
+    monkeypatch.setattr(fts_merge, "MERGE_ROWS", 100)
     words = ["greenhouse", "tomato", "basil", "watering", "compost", "seedling", "trellis", "mulch"]
     notes = [record(f"note {n}: {words[n % 8]} and {words[n * 3 % 8]} in bed {n % 13}") for n in range(1_400)]
     path, unmerged = tmp_path / "merged.sqlite", tmp_path / "unmerged.sqlite"
@@ -390,7 +390,7 @@ def test_the_segments_are_merged_once_a_tenth_of_the_index_was_written_since(
         # Removals count too: 80 more rows makes 200, over a tenth of the 1,320 left.
         assert _merges(index, lambda: index.remove([n.id for n in notes[60:140]])) == 1
         merged = [index.query(f"{words[i]} {words[(i + 3) % 8]} bed", k=50) for i in range(8)]
-    monkeypatch.setattr(fts_module, "_MERGE_ROWS", 10**9)
+    monkeypatch.setattr(fts_merge, "MERGE_ROWS", 10**9)
     with FtsIndex(unmerged) as index:
         index.index(notes)
         index.index([n.evolve(tags=("x",)) for n in notes[:60]])

@@ -51,7 +51,7 @@ from typing import Literal
 from agent_memory.records.card import Card, cards_of_rows
 from agent_memory.records.record import MemoryRecord
 from agent_memory.records.wire import format_timestamp, parse_timestamp, utc_now
-from agent_memory.search import fts_coverage
+from agent_memory.search import fts_coverage, fts_merge
 from agent_memory.search.base import Hit, IndexInputs, Recipe, document_text, inputs_digest, version_digest
 from agent_memory.search.fts_prune import PRUNE_SHARE, bounds, leave_out
 from agent_memory.search.fts_query import (
@@ -85,12 +85,6 @@ MAX_CONTEXT = 8
 # Retrieval quality: weights 1 and 0.5 were measured; 0.5 keeps a turn's own words first in the top 3).
 _CONTEXT_WEIGHT = 0.5
 _BUSY_TIMEOUT_MS = 5000
-# FTS5 keeps a few segments per level (automerge) and a query reads every one of them. At
-# 100,000 notes BM25 queries over one segment took 4.88 ms p50 against 5.50 over a fresh
-# rebuild's segments; merging whenever a tenth of the index was written since (never under
-# 2,000 rows) gave 4.96 ms, for 0.9 s more in a 5.3 s fill of 100,000 notes (issue 23).
-_MERGE_ROWS = 2_000
-_MERGE_SHARE = 10
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS docs (
@@ -183,7 +177,7 @@ class FtsIndex(SharedConnection):
         self._lock = threading.RLock()
         # The last question cut into terms, with the index state it was read at (see _question).
         self._asked: tuple[str, tuple[int, int], list[Term], dict[str, int]] | None = None
-        self._written = 0  # FTS rows written by the open transaction (_merge_when_due)
+        self._written = 0  # FTS rows written by the open transaction (fts_merge)
         self._conn = connect(self.path, timeout_seconds=_BUSY_TIMEOUT_MS / 1000)
         try:
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -272,7 +266,7 @@ class FtsIndex(SharedConnection):
             if not chosen:
                 return hits
             others = self._match_any(chosen, df, k)
-            return self._merge(hits, others, k) if self._mode == "and-then-or" else others
+            return fts_merge.join_hits(hits, others, k) if self._mode == "and-then-or" else others
 
     def threads(self, record_ids: Sequence[str]) -> dict[str, str]:
         """Return ``{record id: thread key}`` for the held ids that are in a conversation thread.
@@ -376,7 +370,7 @@ class FtsIndex(SharedConnection):
 
         ``body`` returns how many rows of ``docs`` it added (negative: removed), so the count
         costs nothing at any size; ``SELECT count(*)`` cost 2-7 ms per write at 100k rows.
-        The FTS rows it wrote may make a merge due (:meth:`_merge_when_due`).
+        The FTS rows it wrote may make a merge due (:func:`.fts_merge.merge_when_due`).
         """
         self._conn.execute("BEGIN IMMEDIATE")
         self._written = 0
@@ -387,7 +381,7 @@ class FtsIndex(SharedConnection):
                     "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'count'", (added,)
                 )
             if self._written:
-                self._merge_when_due(self._written)
+                fts_merge.merge_when_due(self._conn, self._written, self._count())
             if stamp:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('built_at', ?)",
@@ -398,22 +392,6 @@ class FtsIndex(SharedConnection):
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
-
-    def _merge_when_due(self, written: int) -> None:
-        """Add ``written`` FTS rows to those since the last merge; merge every segment into one when due.
-
-        Due when they reach a tenth of the notes held and at least :data:`_MERGE_ROWS`
-        (FTS5 ``optimize``, in the caller's transaction): a merge rewrites the whole index
-        (0.17 s at 100,000 notes), so its cost per row written stays constant as the index
-        grows, and a query never reads more than a tenth of the index outside the merged
-        segment. Scores are the same before and after: only the layout changes.
-        """
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'unmerged'").fetchone()
-        unmerged = (int(row[0]) if row else 0) + written
-        if unmerged >= max(_MERGE_ROWS, self._count() // _MERGE_SHARE):
-            self._conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-            unmerged = 0
-        self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('unmerged', ?)", (str(unmerged),))
 
     def _write_batch(self, records: list[MemoryRecord]) -> None:
         rows = [(r.id, version_digest(r), r) for r in records]
@@ -604,13 +582,3 @@ class FtsIndex(SharedConnection):
             if len(rows) < limit or hits[k - 1].score != hits[-1].score:
                 return hits[:k]
             limit *= 2
-
-    @staticmethod
-    def _merge(first: list[Hit], rest: list[Hit], k: int) -> list[Hit]:
-        """Return ``first`` then the other hits of ``rest``, lifted so scores stay descending."""
-        held = {hit.record_id for hit in first}
-        others = [hit for hit in rest if hit.record_id not in held][: k - len(first)]
-        if not first or not others:
-            return first + others
-        lift = others[0].score
-        return [Hit(h.record_id, h.score + lift) for h in first] + others
